@@ -1,0 +1,1 @@
+"""KernelWatch runners: the measuring protocol, correctness gate, environment, result file."""

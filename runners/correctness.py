@@ -1,0 +1,80 @@
+"""Correct first: check an implementation against the oracle on fresh seeds with poisoned output."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def rel_err(out, ref) -> float:
+    """||out - ref||_F / ||ref||_F in float64; inf if out holds NaN/inf where ref is finite."""
+    import torch
+
+    o, r = out.double(), ref.double()
+    if not torch.isfinite(o).all():
+        return float("inf")
+    denom = torch.linalg.vector_norm(r).item()
+    num = torch.linalg.vector_norm(o - r).item()
+    return num / denom if denom > 0 else num
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    errors: list[float] = field(default_factory=list)
+    lowp_errors: list[float] = field(default_factory=list)
+    tolerance: float = 0.0
+    message: str | None = None
+
+
+class ReferenceCache:
+    """fp64 oracle outputs and low-precision errors per (technique, case, seed, accuracy class)."""
+
+    def __init__(self) -> None:
+        self._key: tuple | None = None
+        self._refs: dict = {}
+
+    def get(self, key: tuple, compute):
+        scope = key[:2]
+        if scope != self._key:  # keep one case's references at a time (GPU memory)
+            self._key, self._refs = scope, {}
+        if key not in self._refs:
+            self._refs[key] = compute()
+        return self._refs[key]
+
+
+def check(tech, impl, case, fn, device: str, seeds: list[int], cache: ReferenceCache) -> Verdict:
+    """Run fn on fresh inputs per seed into a NaN-poisoned buffer and judge it against the oracle."""
+    import torch
+
+    from suite.spec import resolve
+
+    make_inputs, reference = resolve(tech.make_inputs), resolve(tech.reference)
+    empty_output = resolve(tech.empty_output)
+    tol = tech.tolerances[impl.accuracy]
+    lowp = resolve(tol.lowp)
+    v = Verdict(ok=True)
+    for seed in seeds:
+        ref = cache.get((tech.name, case.id, seed, "ref"),
+                        lambda: reference(**make_inputs(case.params, seed, device)))
+        lowp_err = cache.get((tech.name, case.id, seed, impl.accuracy),
+                             lambda: rel_err(lowp(**make_inputs(case.params, seed, device)), ref))
+        inputs = make_inputs(case.params, seed, device)
+        out = empty_output(case.params, device)
+        out.fill_(float("nan"))
+        fn(out, **inputs)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        err = rel_err(out, ref)
+        bound = tol.k * lowp_err + tol.floor
+        v.errors.append(err)
+        v.lowp_errors.append(lowp_err)
+        v.tolerance = max(v.tolerance, bound)
+        if torch.isnan(out).any():
+            n = int(torch.isnan(out).sum())
+            v.ok, v.message = False, f"seed {seed}: {n} of {out.numel()} outputs NaN (unwritten or invalid)"
+            break
+        if not err <= bound:
+            v.ok = False
+            v.message = (f"seed {seed}: rel_err {err:.3e} > tolerance {bound:.3e} "
+                         f"({tol.k:g} x {impl.accuracy} low-precision error {lowp_err:.3e})")
+            break
+    return v

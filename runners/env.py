@@ -1,0 +1,101 @@
+"""Environment fingerprint: hardware, software and git state of the machine running a job."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+
+
+def _cmd(args: list[str], cwd: str | None = None) -> str | None:
+    try:
+        out = subprocess.run(args, capture_output=True, text=True, timeout=20, cwd=cwd)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def git_state(cwd: str | None = None) -> dict:
+    """{"commit", "branch", "dirty"} of the checkout at cwd (None fields outside git)."""
+    commit = _cmd(["git", "rev-parse", "HEAD"], cwd)
+    branch = _cmd(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd)
+    status = _cmd(["git", "status", "--porcelain", "--untracked-files=no"], cwd)
+    return {"commit": commit, "branch": branch, "dirty": bool(status) if status is not None else None}
+
+
+def cpu_name() -> str:
+    """The CPU model string, from /proc/cpuinfo where it exists."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def sm_clock_mhz() -> int | None:
+    """Current SM clock of GPU 0 in MHz (NVML, else nvidia-smi), None without a GPU."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByIndex(0)
+        return int(pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM))
+    except Exception:
+        pass
+    if shutil.which("nvidia-smi"):
+        out = _cmd(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits"])
+        if out:
+            try:
+                return int(out.splitlines()[0])
+            except ValueError:
+                return None
+    return None
+
+
+def fingerprint(device: str = "auto") -> dict:
+    """Hardware and software of the device a run uses ("cuda" = GPU 0, "cpu", or "auto")."""
+    import torch
+
+    env = {
+        "device": "cpu", "gpu_name": None, "compute_capability": None, "sm_count": None,
+        "gpu_memory_gib": None, "l2_bytes": None, "driver": None, "cuda": torch.version.cuda,
+        "torch": torch.__version__, "triton": None, "python": platform.python_version(),
+        "cpu": cpu_name(), "cpu_count": os.cpu_count(), "hostname": platform.node(),
+        "os": platform.platform(), "sm_clock_mhz": None,
+    }
+    try:
+        import triton
+
+        env["triton"] = triton.__version__
+    except Exception:
+        pass
+    if device != "cpu" and torch.cuda.is_available():
+        p = torch.cuda.get_device_properties(0)
+        env.update(device="cuda", gpu_name=p.name, compute_capability=f"{p.major}.{p.minor}",
+                   sm_count=p.multi_processor_count,
+                   gpu_memory_gib=round(p.total_memory / 2**30, 1),
+                   l2_bytes=getattr(p, "L2_cache_size", None), sm_clock_mhz=sm_clock_mhz())
+        drv = _cmd(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
+        env["driver"] = drv.splitlines()[0] if drv else None
+    return env
+
+
+HARDWARE_KEYS = ("device", "gpu_name", "compute_capability", "sm_count", "cpu")
+SOFTWARE_KEYS = ("driver", "cuda", "torch", "triton", "python")
+
+
+def key_of(env: dict, keys: tuple[str, ...]) -> str:
+    """A short stable hash of the named fields: the hardware or software part of a series key."""
+    blob = json.dumps({k: env.get(k) for k in keys}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def python_executable() -> str:
+    """The interpreter running us, for worker subprocesses."""
+    return sys.executable

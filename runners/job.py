@@ -1,0 +1,141 @@
+"""One job: check an implementation on one case, then time it, and return its result rows."""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import sys
+import time
+import traceback
+
+from runners.correctness import ReferenceCache, check
+from runners.timing import Protocol, measure
+
+
+def impl_hash(tech, impl) -> str:
+    """sha256 (16 hex) of the implementation's file and its technique's common.py, if any."""
+    import importlib
+
+    h = hashlib.sha256()
+    mod = importlib.import_module(impl.target.partition(":")[0])
+    h.update(inspect.getsource(mod).encode())
+    pkg = mod.__name__.rsplit(".", 1)[0]
+    for extra in (f"{pkg}.common",):
+        try:
+            h.update(inspect.getsource(importlib.import_module(extra)).encode())
+        except (ImportError, OSError, TypeError):
+            pass
+    return h.hexdigest()[:16]
+
+
+def _autotuners(tech_name: str) -> list[tuple[str, object]]:
+    prefix = f"suite.techniques.{tech_name}"
+    found = []
+    for mname, mod in list(sys.modules.items()):
+        if not mname.startswith(prefix) or mod is None:
+            continue
+        for attr, obj in vars(mod).items():
+            if type(obj).__name__ == "Autotuner" and hasattr(obj, "configs"):
+                found.append((f"{mname.rsplit('.', 1)[-1]}.{attr}", obj))
+    return found
+
+
+def _chosen_configs(tuners) -> dict[str, str]:
+    return {name: str(t.best_config) for name, t in tuners if getattr(t, "best_config", None) is not None}
+
+
+def base_row(tech, impl, case, metric, ihash: str | None) -> dict:
+    return {"technique": tech.name, "impl": impl.name, "impl_version": impl.version,
+            "impl_hash": ihash, "case": case.id, "params": dict(case.params),
+            "metric": metric.name, "unit": metric.unit, "direction": metric.direction,
+            "value": None, "samples": [], "stats": {}, "status": "ok", "error": None}
+
+
+def rows_with_status(tech, impl, case, ihash, status: str, error: str | None) -> list[dict]:
+    """One row per metric of the technique, all with the same status and no value."""
+    rows = []
+    for m in tech.metrics:
+        r = base_row(tech, impl, case, m, ihash)
+        r.update(status=status, error=error)
+        rows.append(r)
+    return rows
+
+
+def run_job(tech, impl, case, device: str, seed0: int, proto: Protocol, cache: ReferenceCache) -> list[dict]:
+    """Correctness over case.seeds fresh seeds, then timing; rows for every metric."""
+    from suite.spec import resolve
+
+    ihash = impl_hash(tech, impl)
+    fn = resolve(impl.target)
+    seeds = [seed0 + i for i in range(case.seeds)]
+    tuners = _autotuners(tech.name)
+    for _, t in tuners:
+        t.best_config = None
+    verdict = check(tech, impl, case, fn, device, seeds, cache)
+    err_metric = next((m for m in tech.metrics if m.name == "rel_err"), None)
+    rows: list[dict] = []
+    common_stats = {"seeds": seeds, "tolerance": verdict.tolerance,
+                    "lowp_errors": verdict.lowp_errors, "accuracy_class": impl.accuracy}
+    if err_metric is not None:
+        r = base_row(tech, impl, case, err_metric, ihash)
+        r.update(value=max(verdict.errors) if verdict.errors else None, samples=verdict.errors,
+                 stats=dict(common_stats), status="ok" if verdict.ok else "failed_correctness",
+                 error=verdict.message)
+        rows.append(r)
+    timed = [m for m in tech.metrics if m.name != "rel_err"]
+    if not verdict.ok:
+        for m in timed:
+            r = base_row(tech, impl, case, m, ihash)
+            r.update(status="failed_correctness", error=verdict.message)
+            rows.append(r)
+        return rows
+    # Fresh inputs for timing: a seed not used by the correctness check.
+    inputs = resolve(tech.make_inputs)(case.params, seed0 + 10_000, device)
+    out = resolve(tech.empty_output)(case.params, device)
+    from runners.env import sm_clock_mhz
+
+    clock_before = sm_clock_mhz() if device == "cuda" else None
+    t0 = time.perf_counter()
+    samples, stats = measure(lambda: fn(out, **inputs), device, proto, graph=impl.graph)
+    stats.update(sm_clock_before_mhz=clock_before,
+                 sm_clock_after_mhz=sm_clock_mhz() if device == "cuda" else None,
+                 wall_s=round(time.perf_counter() - t0, 3), autotune=_chosen_configs(tuners),
+                 **common_stats)
+    median_ms = stats["median"]
+    for m in timed:
+        r = base_row(tech, impl, case, m, ihash)
+        r["stats"] = stats
+        if m.name == "latency_ms":
+            r.update(value=median_ms, samples=samples)
+        elif m.name == "tflops" and tech.flops:
+            r.update(value=tech.flops(case.params) / (median_ms * 1e-3) / 1e12,
+                     samples=[tech.flops(case.params) / (s * 1e-3) / 1e12 for s in samples])
+        elif m.name == "gbps" and tech.bytes:
+            r.update(value=tech.bytes(case.params) / (median_ms * 1e-3) / 1e9)
+        else:
+            continue
+        rows.append(r)
+    if tech.probe:
+        rows.extend(_probe_rows(tech, impl, case, fn, device, seed0, ihash))
+    return rows
+
+
+def _probe_rows(tech, impl, case, fn, device, seed0, ihash) -> list[dict]:
+    """Extra metrics from the technique's probe: dicts with metric, unit, direction, value, ..."""
+    from suite.spec import Metric, resolve
+
+    rows = []
+    for extra in resolve(tech.probe)(fn=fn, case=case, device=device, seed=seed0):
+        m = Metric(extra["metric"], extra["unit"], extra["direction"])
+        r = base_row(tech, impl, case, m, ihash)
+        r["params"].update(extra.get("params", {}))
+        r.update(value=extra["value"], samples=extra.get("samples", []), stats=extra.get("stats", {}))
+        if extra.get("case"):
+            r["case"] = extra["case"]
+        rows.append(r)
+    return rows
+
+
+def describe_exception(exc: BaseException) -> str:
+    """The exception's type and message plus the last frames of its traceback."""
+    tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    return f"{type(exc).__name__}: {exc}\n" + "".join(tb[-3:])[-1500:]

@@ -1,0 +1,77 @@
+"""The result file (schema 1): a JSON document rewritten atomically as results finish."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+SCHEMA = 1
+STATUSES = ("ok", "failed_correctness", "error", "skipped")
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def new_run(tier: str, reason: str, git: dict, env: dict, config: dict | None = None) -> dict:
+    """The run header: id, started_at, tier, reason, git, env, config."""
+    return {"id": uuid.uuid4().hex, "started_at": now_iso(), "finished_at": None, "tier": tier,
+            "reason": reason, "git": git, "env": env, "config": config or {}}
+
+
+class ResultFile:
+    """Accumulates results and rewrites the whole file after each addition (tmp + rename),
+    so a run killed half-way leaves a valid file holding every finished case."""
+
+    def __init__(self, path: str | os.PathLike | None, run: dict) -> None:
+        self.path = Path(path) if path else None
+        self.doc = {"schema": SCHEMA, "run": run, "results": []}
+        self.flush()
+
+    @property
+    def results(self) -> list[dict]:
+        return self.doc["results"]
+
+    def add(self, rows: list[dict]) -> None:
+        self.doc["results"].extend(finite(r) for r in rows)
+        self.flush()
+
+    def finish(self, env_after: dict | None = None) -> None:
+        self.doc["run"]["finished_at"] = now_iso()
+        if env_after:
+            self.doc["run"]["env_after"] = env_after
+        self.flush()
+
+    def flush(self) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".kw-", suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump(self.doc, f, allow_nan=False, default=_jsonable)
+        os.replace(tmp, self.path)
+
+
+def _jsonable(obj):
+    return str(obj)
+
+
+def finite(obj):
+    """Copy of obj with NaN and +-inf floats replaced by None (JSON has no such numbers)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
+
+
+def load(path: str | os.PathLike) -> dict:
+    """Read a result file (no validation; db.validate does that)."""
+    with open(path) as f:
+        return json.load(f)

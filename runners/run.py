@@ -1,0 +1,105 @@
+"""Plan and execute a run: jobs per (technique, case, impl), each isolated in a worker process."""
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass, field
+
+from runners.env import fingerprint, git_state
+from runners.job import impl_hash, rows_with_status
+from runners.pool import ROOT, Worker, WorkerFailure
+from runners.resultfile import ResultFile, new_run
+from runners.timing import Protocol
+
+
+@dataclass
+class RunOptions:
+    tier: str = "smoke"
+    techniques: list[str] = field(default_factory=list)
+    impls: list[str] = field(default_factory=list)
+    cases: list[str] = field(default_factory=list)
+    device: str = "auto"
+    reason: str = "manual"
+    timeout_s: float = 600.0
+    seed: int | None = None
+    protocol: Protocol = field(default_factory=Protocol)
+
+
+def _capabilities(device: str) -> set[str]:
+    caps = {"cpu"} if device == "cpu" else {"cuda"}
+    try:
+        import triton  # noqa: F401
+
+        caps.add("triton")
+    except ImportError:
+        pass
+    if device == "cuda":
+        import torch
+
+        major, minor = torch.cuda.get_device_capability(0)
+        caps.update(f"sm{m}" for m in (70, 75, 80, 86, 89, 90, 100) if major * 10 + minor >= m)
+    return caps
+
+
+def plan(opts: RunOptions):
+    """(technique, impl, case) triples selected by the options, ordered so a case's
+    oracle is computed once; unknown names raise KeyError naming the known ones."""
+    from suite.registry import get, techniques
+
+    techs = [get(n) for n in opts.techniques] if opts.techniques else list(techniques().values())
+    jobs = []
+    for tech in techs:
+        impls = [tech.impl(n) for n in opts.impls if n in {i.name for i in tech.impls}] if opts.impls else list(tech.impls)
+        cases = tech.cases_for(opts.tier)
+        if opts.cases:
+            cases = [c for c in cases if c.id in opts.cases]
+        jobs.extend((tech, impl, case) for case in cases for impl in impls)
+    if opts.impls:
+        known = {i.name for t in techs for i in t.impls}
+        missing = [n for n in opts.impls if n not in known]
+        if missing:
+            raise KeyError(f"unknown implementation(s) {missing}; known: {sorted(known)}")
+    return jobs
+
+
+def execute(opts: RunOptions, out_path=None, on_result=None, progress=None) -> ResultFile:
+    """Run every planned job and return the result file (written to out_path as it goes)."""
+    import torch
+
+    device = opts.device if opts.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    env = fingerprint(device)
+    seed = opts.seed if opts.seed is not None else random.randrange(1, 2**31 - 20_000)
+    config = {"techniques": opts.techniques, "impls": opts.impls, "cases": opts.cases,
+              "device": device, "seed": seed, "timeout_s": opts.timeout_s,
+              "protocol": asdict(opts.protocol)}
+    rf = ResultFile(out_path, new_run(opts.tier, opts.reason, git_state(str(ROOT)), env, config))
+    jobs = plan(opts)
+    caps = _capabilities(device)
+    worker: Worker | None = None
+    try:
+        for n, (tech, impl, case) in enumerate(jobs):
+            if progress:
+                progress(n, len(jobs), f"{tech.name}/{impl.name}/{case.id}")
+            missing = [r for r in impl.requires if r not in caps]
+            if missing:
+                rows = rows_with_status(tech, impl, case, impl_hash(tech, impl), "skipped",
+                                        f"requires {', '.join(missing)}, not on this {device} host")
+            else:
+                if worker is None or not worker.alive():
+                    worker = Worker(interpret_triton=device == "cpu")
+                job = {"id": n, "technique": tech.name, "impl": impl.name, "case": case.id,
+                       "device": device, "seed": seed, "protocol": asdict(opts.protocol)}
+                try:
+                    rows = worker.submit(job, opts.timeout_s)
+                except WorkerFailure as exc:
+                    rows = rows_with_status(tech, impl, case, impl_hash(tech, impl), "error", str(exc))
+                    worker = None
+            rf.add(rows)
+            if on_result:
+                on_result(rows)
+        if progress:
+            progress(len(jobs), len(jobs), "done")
+    finally:
+        if worker is not None:
+            worker.close()
+    rf.finish({"sm_clock_mhz": fingerprint().get("sm_clock_mhz")} if device == "cuda" else None)
+    return rf

@@ -1,0 +1,101 @@
+"""The timing protocol: warm-up, L2 flush, CUDA events or graph replay, adaptive repetitions."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from runners.stats import summarize
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """How a series was timed; part of its identity (two protocols are never one series)."""
+
+    target_rel_spread: float = 0.02  # stop once stdev/mean is under this (nvbench's rule)...
+    max_time_s: float = 2.0  # ...or once this much time went into timed repetitions
+    min_reps: int = 10
+    max_reps: int = 2000
+    warmup_reps: int = 3
+    flush_l2: bool = True
+    batch: int = 10  # repetitions enqueued between host synchronisations
+
+    def name(self, device: str, graph: bool) -> str:
+        """e.g. "cuda-events+l2flush+graph/v1" or "cpu-perfcounter/v1"."""
+        if device == "cpu":
+            return "cpu-perfcounter/v1"
+        parts = ["cuda-events"] + (["l2flush"] if self.flush_l2 else []) + (["graph"] if graph else [])
+        return "+".join(parts) + "/v1"
+
+
+def _time_cpu(fn: Callable[[], None], proto: Protocol) -> list[float]:
+    for _ in range(proto.warmup_reps):
+        fn()
+    samples: list[float] = []
+    spent = 0.0
+    while len(samples) < proto.max_reps:
+        t0 = time.perf_counter()
+        fn()
+        dt = time.perf_counter() - t0
+        samples.append(dt * 1e3)
+        spent += dt
+        if _done(samples, spent, proto):
+            break
+    return samples
+
+
+def _done(samples: list[float], spent_s: float, proto: Protocol) -> bool:
+    if len(samples) < proto.min_reps:
+        return False
+    if spent_s >= proto.max_time_s:
+        return True
+    return summarize(samples)["rel_spread"] < proto.target_rel_spread
+
+
+def _time_cuda(fn: Callable[[], None], proto: Protocol, graph: bool) -> list[float]:
+    import torch
+
+    dev = torch.cuda.current_device()
+    l2 = getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 64 << 20) or (64 << 20)
+    flush_buf = torch.empty(2 * l2, dtype=torch.int8, device="cuda") if proto.flush_l2 else None
+    for _ in range(proto.warmup_reps):
+        fn()
+    torch.cuda.synchronize()
+    step = fn
+    if graph:
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            fn()  # warm-up on a side stream before capture, as torch's docs require
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            fn()
+        step = g.replay
+    samples: list[float] = []
+    spent = 0.0
+    while len(samples) < proto.max_reps:
+        events = []
+        for _ in range(proto.batch):
+            if flush_buf is not None:
+                flush_buf.zero_()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            step()
+            end.record()
+            events.append((start, end))
+        torch.cuda.synchronize()  # waits on every stream, so side-stream work is counted
+        batch = [s.elapsed_time(e) for s, e in events]
+        samples.extend(batch)
+        spent += sum(batch) / 1e3
+        if _done(samples, spent, proto):
+            break
+    return samples
+
+
+def measure(fn: Callable[[], None], device: str, proto: Protocol, graph: bool = False) -> tuple[list[float], dict]:
+    """Time fn; returns (raw samples in ms, summary stats incl. the protocol name)."""
+    samples = _time_cpu(fn, proto) if device == "cpu" else _time_cuda(fn, proto, graph)
+    stats = summarize(samples)
+    stats["protocol"] = proto.name(device, graph)
+    return samples, stats

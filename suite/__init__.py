@@ -1,0 +1,1 @@
+"""KernelWatch suite: techniques from the kernel & attention page, each with an oracle."""

@@ -1,0 +1,30 @@
+"""Discovery of techniques: every package under suite/techniques exporting TECHNIQUE."""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from suite.spec import Technique
+
+
+def techniques() -> dict[str, Technique]:
+    """All techniques by name, in folder order."""
+    import suite.techniques as pkg
+
+    found: dict[str, Technique] = {}
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+        if not info.ispkg:
+            continue
+        module = importlib.import_module(f"suite.techniques.{info.name}")
+        tech = getattr(module, "TECHNIQUE", None)
+        if isinstance(tech, Technique):
+            found[tech.name] = tech
+    return found
+
+
+def get(name: str) -> Technique:
+    """One technique by name, with a clear error naming the known ones."""
+    all_ = techniques()
+    if name not in all_:
+        raise KeyError(f"unknown technique {name!r}; known: {', '.join(all_) or 'none'}")
+    return all_[name]

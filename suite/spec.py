@@ -1,0 +1,125 @@
+"""The technique spec: plain data describing oracles, implementations, cases and metrics."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+TIERS = ("smoke", "nightly", "full")
+DIRECTIONS = ("lower", "higher")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A tracked quantity; its name carries its unit (`latency_ms`, `tflops`, `rel_err`)."""
+
+    name: str
+    unit: str
+    direction: str  # "lower" or "higher" is better
+
+    def __post_init__(self) -> None:
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"metric {self.name}: direction must be one of {DIRECTIONS}")
+
+
+LATENCY = Metric("latency_ms", "ms", "lower")
+TFLOPS = Metric("tflops", "TFLOP/s", "higher")
+GBPS = Metric("gbps", "GB/s", "higher")
+REL_ERR = Metric("rel_err", "1", "lower")
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Accuracy class: error vs the oracle must be <= k * error of `lowp` (a plain low-precision
+    run of the same math, "module:function") + floor."""
+
+    lowp: str
+    k: float = 4.0
+    floor: float = 1e-12
+
+
+@dataclass(frozen=True)
+class Impl:
+    """One implementation: `target` is "module:function" called as fn(out, **inputs)."""
+
+    name: str
+    target: str
+    version: int = 1
+    baseline: bool = False
+    requires: tuple[str, ...] = ()  # "cuda", "triton", "sm90", ...
+    accuracy: str = "default"  # key into Technique.tolerances
+    graph: bool = False  # time by CUDA-graph replay (launch-bound kernels)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Case:
+    """A problem instance; `id` is stable (renaming it breaks its history)."""
+
+    id: str
+    params: dict[str, Any]
+    tiers: tuple[str, ...] = ("smoke",)
+    seeds: int = 3
+
+    def __post_init__(self) -> None:
+        bad = [t for t in self.tiers if t not in TIERS]
+        if bad:
+            raise ValueError(f"case {self.id}: unknown tiers {bad}")
+
+
+@dataclass(frozen=True)
+class Technique:
+    """A page technique: oracle, input maker, implementations, cases and metrics."""
+
+    name: str
+    section: str
+    reference: str  # "module:function" -> fp64 tensor
+    make_inputs: str  # "module:function"(params, seed, device) -> dict of tensors
+    empty_output: str  # "module:function"(params, device) -> uninitialised output tensor
+    impls: tuple[Impl, ...]
+    cases: tuple[Case, ...]
+    tolerances: dict[str, Tolerance]
+    metrics: tuple[Metric, ...] = (LATENCY, REL_ERR)
+    flops: Callable[[dict], float] | None = None
+    bytes: Callable[[dict], float] | None = None
+    probe: str | None = None  # optional "module:function"(impl_fn, case, device) -> extra metrics
+    claims: tuple[str, ...] = ()  # claim ids this technique reproduces
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        names = [i.name for i in self.impls]
+        if len(set(names)) != len(names):
+            raise ValueError(f"technique {self.name}: duplicate implementation names")
+        ids = [c.id for c in self.cases]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"technique {self.name}: duplicate case ids")
+        for impl in self.impls:
+            if impl.accuracy not in self.tolerances:
+                raise ValueError(f"{self.name}/{impl.name}: no tolerance class {impl.accuracy!r}")
+
+    def impl(self, name: str) -> Impl:
+        for impl in self.impls:
+            if impl.name == name:
+                return impl
+        raise KeyError(f"technique {self.name} has no implementation {name!r}")
+
+    def case(self, case_id: str) -> Case:
+        for case in self.cases:
+            if case.id == case_id:
+                return case
+        raise KeyError(f"technique {self.name} has no case {case_id!r}")
+
+    def cases_for(self, tier: str) -> list[Case]:
+        """Cases run in `tier`; `full` includes every case."""
+        if tier == "full":
+            return list(self.cases)
+        return [c for c in self.cases if tier in c.tiers]
+
+
+def resolve(target: str) -> Callable[..., Any]:
+    """Import "package.module:function" lazily and return the function."""
+    import importlib
+
+    module_name, _, attr = target.partition(":")
+    if not attr:
+        raise ValueError(f"target {target!r} is not of the form 'module:function'")
+    return getattr(importlib.import_module(module_name), attr)

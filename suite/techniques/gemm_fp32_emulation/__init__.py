@@ -1,0 +1,64 @@
+"""FP32 GEMM and its emulation on lower-precision tensor cores (page: "BF16x9 and BF16x6")."""
+from suite.spec import LATENCY, REL_ERR, TFLOPS, Case, Impl, Technique, Tolerance
+
+_REF = "suite.techniques.gemm_fp32_emulation.reference"
+_PKG = "suite.techniques.gemm_fp32_emulation"
+
+
+def _flops(p: dict) -> float:
+    return 2.0 * p["m"] * p["n"] * p["k"]
+
+
+def _bytes(p: dict) -> float:
+    return 4.0 * (p["m"] * p["k"] + p["k"] * p["n"] + p["m"] * p["n"])
+
+
+def _square(n: int, tiers: tuple[str, ...], seeds: int = 3) -> Case:
+    return Case(f"m{n}n{n}k{n}", {"m": n, "n": n, "k": n}, tiers, seeds)
+
+
+TECHNIQUE = Technique(
+    name="gemm_fp32_emulation",
+    section="BF16x9 and BF16x6 — FP32 accuracy on BF16 silicon",
+    reference=f"{_REF}:reference",
+    make_inputs=f"{_REF}:make_inputs",
+    empty_output=f"{_REF}:empty_output",
+    impls=(
+        Impl("cublas_fp32", f"{_PKG}.cublas_fp32:run", baseline=True, accuracy="fp32",
+             note="torch.matmul, fp32_precision='ieee' (cuBLAS on the GPU)"),
+        Impl("cublas_tf32", f"{_PKG}.cublas_tf32:run", accuracy="tf32",
+             note="torch.matmul, fp32_precision='tf32'"),
+        Impl("triton_dot_ieee", f"{_PKG}.triton_dot_ieee:run", requires=("triton",), accuracy="fp32"),
+        Impl("triton_dot_tf32", f"{_PKG}.triton_dot_tf32:run", requires=("triton",), accuracy="tf32"),
+        Impl("triton_dot_tf32x3", f"{_PKG}.triton_dot_tf32x3:run", requires=("triton",),
+             accuracy="tf32x3"),
+        Impl("triton_dot_bf16x3", f"{_PKG}.triton_dot_bf16x3:run", requires=("triton",),
+             accuracy="bf16x3"),
+        Impl("triton_dot_bf16x6", f"{_PKG}.triton_dot_bf16x6:run", requires=("triton",),
+             accuracy="bf16x6"),
+    ),
+    cases=(
+        _square(64, ("smoke",)),
+        Case("m96n80k112", {"m": 96, "n": 80, "k": 112}, ("smoke",)),
+        _square(2048, ("nightly",)),
+        _square(8192, ("nightly",)),
+        _square(1024, ("full",)),
+        _square(4096, ("full",)),
+        _square(16384, ("full",), seeds=1),
+        Case("m16384n256k8192", {"m": 16384, "n": 256, "k": 8192}, ("full",)),
+        Case("m256n16384k8192", {"m": 256, "n": 16384, "k": 8192}, ("full",)),
+    ),
+    # The plain low-precision run of each scheme's math, against which error is judged.
+    tolerances={
+        "fp32": Tolerance(f"{_REF}:lowp_fp32", k=4.0),
+        "tf32": Tolerance(f"{_REF}:lowp_tf32", k=4.0),
+        "tf32x3": Tolerance(f"{_REF}:lowp_tf32x3", k=4.0),
+        "bf16x3": Tolerance(f"{_REF}:lowp_bf16x3", k=4.0),
+        "bf16x6": Tolerance(f"{_REF}:lowp_bf16x6", k=4.0),
+    },
+    metrics=(LATENCY, TFLOPS, REL_ERR),
+    flops=_flops,
+    bytes=_bytes,
+    claims=("bf16_28x_fp32_gb200", "bf16x9_fp32_comparable", "bf16x9_up_to_3x",
+            "bf16x6_exponent_range"),
+)

@@ -1,0 +1,10 @@
+"""torch.matmul on fp32 operands with fp32_precision="tf32" (cuBLAS on the GPU)."""
+import torch
+
+from suite.techniques.gemm_fp32_emulation.common import fp32_precision
+
+
+def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
+    """out (M,N) fp32 = a (M,K) fp32 @ b (K,N) fp32."""
+    with fp32_precision("tf32"):
+        torch.matmul(a, b, out=out)
