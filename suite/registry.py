@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 
 from suite.spec import Technique
@@ -19,6 +20,10 @@ def techniques() -> dict[str, Technique]:
         tech = getattr(module, "TECHNIQUE", None)
         if isinstance(tech, Technique):
             found[tech.name] = tech
+    # Extra technique modules (comma-separated), e.g. the deliberately faulty ones the tests use.
+    for name in filter(None, os.environ.get("KWATCH_EXTRA_TECHNIQUES", "").split(",")):
+        tech = importlib.import_module(name.strip()).TECHNIQUE
+        found[tech.name] = tech
     return found
 
 

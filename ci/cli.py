@@ -1,0 +1,86 @@
+"""`kwatch`: the whole command line (runners' list/run plus database, gate and dashboard commands)."""
+from __future__ import annotations
+
+import importlib
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from runners import cli as runners_cli
+
+console = Console(stderr=True)
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="KernelWatch: benchmark, track and gate kernel techniques.")
+db_app = typer.Typer(no_args_is_help=True, help="Database maintenance.")
+app.add_typer(db_app, name="db")
+app.command("list")(runners_cli.list_cmd)
+
+DB = typer.Option(None, "--db", help="database URL (default: $KWATCH_DB or sqlite:///kwatch.db)")
+
+# Modules that add their commands to `app`: each defines register(app).
+COMMAND_MODULES: list[str] = []
+
+
+@app.command("run")
+def run_cmd(tier: str = runners_cli.TIER, technique: Optional[list[str]] = runners_cli.TECH,
+            impl: Optional[list[str]] = runners_cli.IMPL, case: Optional[list[str]] = runners_cli.CASE,
+            out: Optional[str] = typer.Option(None, "--out", "-o", help="result file to write"),
+            db: Optional[str] = DB, no_db: bool = typer.Option(False, "--no-db", help="only write --out"),
+            device: str = runners_cli.DEVICE, reason: str = runners_cli.REASON,
+            timeout: float = runners_cli.TIMEOUT, seed: Optional[int] = runners_cli.SEED) -> None:
+    """Run a tier, print a summary, write --out and store the run in the database."""
+    opts = runners_cli.options(tier, technique, impl, case, device, reason, timeout, seed)
+    try:
+        rf = runners_cli.run_with_progress(opts, out)
+    except KeyError as exc:
+        raise typer.BadParameter(str(exc.args[0]))
+    Console().print(runners_cli.summary_table(rf.results))
+    if out:
+        console.print(f"wrote {len(rf.results)} results to {out}")
+    if not no_db:
+        from db.engine import open_db, resolve_url
+        from db.ingest import ingest_docs
+
+        [outcome] = ingest_docs(open_db(db), [(out or "run", rf.doc)])
+        console.print(f"stored run {outcome.run_id} ({outcome.results} results) in {resolve_url(db)}")
+    bad = [r for r in rf.results if r["status"] in ("error", "failed_correctness")]
+    if bad:
+        console.print(f"[red]{len(bad)} results errored or failed correctness[/red]")
+        raise typer.Exit(1)
+
+
+@app.command("ingest")
+def ingest_cmd(files: list[str] = typer.Argument(..., help="result files (schema 1)"), db: Optional[str] = DB) -> None:
+    """Load result files into the database: idempotent, all files or none."""
+    from db.engine import open_db, resolve_url
+    from db.ingest import ingest_docs
+    from db.validate import ResultFileError, load_and_validate
+
+    try:
+        docs = [(f, load_and_validate(f)) for f in files]
+        outcomes = ingest_docs(open_db(db), docs)
+    except ResultFileError as exc:
+        console.print(f"[red]refused:[/red] {exc}\nnothing was stored.")
+        raise typer.Exit(2)
+    for f, o in zip(files, outcomes):
+        what = f"stored {o.results} results" if o.stored else "already stored, skipped"
+        console.print(f"{f}: run {o.run_id}: {what}")
+    console.print(f"database: {resolve_url(db)}")
+
+
+@db_app.command("upgrade")
+def db_upgrade(db: Optional[str] = DB, revision: str = typer.Option("head", "--revision")) -> None:
+    """Apply Alembic migrations up to --revision (default head)."""
+    from db.engine import make_engine, resolve_url, upgrade
+
+    upgrade(make_engine(resolve_url(db)), revision)
+    console.print(f"{resolve_url(db)}: schema at {revision}")
+
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(_name).register(app)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,1 @@
+"""KernelWatch dashboard (Streamlit + Plotly); reads the database through db/ queries only."""

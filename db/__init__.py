@@ -1,0 +1,1 @@
+"""KernelWatch database: SQLAlchemy 2.0 models, Alembic migrations, ingest and queries."""
