@@ -28,7 +28,15 @@ def techniques() -> dict[str, Technique]:
 
 
 def get(name: str) -> Technique:
-    """One technique by name, with a clear error naming the known ones."""
+    """One technique by name (its own folder imported first), else a clear error naming the known ones."""
+    try:
+        tech = getattr(importlib.import_module(f"suite.techniques.{name}"), "TECHNIQUE", None)
+    except ModuleNotFoundError as exc:
+        if exc.name != f"suite.techniques.{name}":
+            raise
+        tech = None
+    if isinstance(tech, Technique) and tech.name == name:
+        return tech
     all_ = techniques()
     if name not in all_:
         raise KeyError(f"unknown technique {name!r}; known: {', '.join(all_) or 'none'}")

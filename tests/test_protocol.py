@@ -59,4 +59,5 @@ def test_run_goes_on_after_failures(faulty_rows):
 
     doc = json.loads(out.read_text())
     assert doc["run"]["finished_at"] is not None
-    assert len(doc["results"]) == 7 * 2
+    assert len(doc["results"]) == 8 * 2
+    assert by["cuda_fault"]["latency_ms"]["status"] == "skipped"  # no GPU here
