@@ -97,3 +97,6 @@ class Result(Base):
     stats: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
     run: Mapped[Run] = relationship(back_populates="results")
     benchmark: Mapped[Benchmark] = relationship()
+
+
+from db import models_ci  # noqa: E402,F401  (CI tables join Base.metadata for Alembic)
