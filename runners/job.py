@@ -111,6 +111,9 @@ def run_job(tech, impl, case, device: str, seed0: int, proto: Protocol, cache: R
                      samples=[tech.flops(case.params) / (s * 1e-3) / 1e12 for s in samples])
         elif m.name == "gbps" and tech.bytes:
             r.update(value=tech.bytes(case.params) / (median_ms * 1e-3) / 1e9)
+        elif m.name in tech.work:
+            w = tech.work[m.name](case.params)
+            r.update(value=w / (median_ms * 1e-3), samples=[w / (s * 1e-3) for s in samples])
         else:
             continue
         rows.append(r)

@@ -81,6 +81,9 @@ class Technique:
     metrics: tuple[Metric, ...] = (LATENCY, REL_ERR)
     flops: Callable[[dict], float] | None = None
     bytes: Callable[[dict], float] | None = None
+    # Rate metrics beyond tflops/gbps: metric name -> work per call in the metric's unit times
+    # seconds (e.g. 1e-12 * exps for "texp_per_s"); the value is work / median time.
+    work: dict[str, Callable[[dict], float]] = field(default_factory=dict)
     probe: str | None = None  # optional "module:function"(impl_fn, case, device) -> extra metrics
     claims: tuple[str, ...] = ()  # claim ids this technique reproduces
     description: str = ""
