@@ -1,0 +1,42 @@
+"""Dense causal GQA attention baselines (page: "Design — sparse attention", the thing avoided)."""
+from suite.spec import LATENCY, REL_ERR, TFLOPS, Case, Impl, Technique, Tolerance
+
+_PKG = "suite.techniques.attention_dense"
+_REF = f"{_PKG}.reference"
+
+
+def _flops(p: dict) -> float:
+    """Causal: half of 4*S^2*D per query head (the convention of the 574 TFLOP/s figure)."""
+    return 2.0 * p["s"] ** 2 * p["d"] * p["b"] * p["hq"]
+
+
+def _case(s: int, tiers, hq=32, hkv=8, d=128, seeds=1) -> Case:
+    return Case(f"s{s}_h{hq}kv{hkv}_d{d}", {"b": 1, "hq": hq, "hkv": hkv, "s": s, "d": d},
+                tiers, seeds)
+
+
+TECHNIQUE = Technique(
+    name="attention_dense",
+    section="Design — sparse attention (dense causal baseline)",
+    reference=f"{_REF}:reference",
+    make_inputs=f"{_REF}:make_inputs",
+    empty_output=f"{_REF}:empty_output",
+    impls=(
+        Impl("sdpa_cudnn", f"{_PKG}.sdpa_cudnn:run", baseline=True, requires=("cuda",)),
+        Impl("sdpa_flash", f"{_PKG}.sdpa_flash:run", requires=("cuda",)),
+        Impl("sdpa_efficient", f"{_PKG}.sdpa_efficient:run", requires=("cuda",)),
+        Impl("flex_causal", f"{_PKG}.flex_causal:run", requires=("cuda",)),
+        Impl("sdpa_math", f"{_PKG}.sdpa_math:run", requires=("cpu",),
+             note="CPU only: materialises S^2 scores"),
+    ),
+    cases=(
+        _case(256, ("smoke",), hq=4, hkv=2, d=64, seeds=2),
+        _case(16384, ("nightly",)),
+        _case(65536, ("nightly",)),
+        _case(4096, ("full",)),
+        _case(131072, ("full",)),
+    ),
+    tolerances={"default": Tolerance(f"{_REF}:lowp_bf16", k=4.0)},
+    metrics=(LATENCY, TFLOPS, REL_ERR),
+    flops=_flops,
+)
