@@ -57,7 +57,13 @@ class Worker:
         if line is None:
             code = self.proc.wait()
             raise WorkerFailure(f"worker died with exit code {code}\n{self.stderr_tail()}")
-        return json.loads(line)["rows"]
+        msg = json.loads(line)
+        if msg.get("fatal"):  # the worker is leaving (CUDA context lost): wait, so the next job gets a new one
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        return msg["rows"]
 
     def alive(self) -> bool:
         return self.proc.poll() is None

@@ -46,7 +46,7 @@ def main() -> None:
             rows = rows_with_status(tech, impl, case, ih, "error", msg)
             # A CUDA error poisons the context: leave, so the next job gets a fresh process.
             fatal = "CUDA" in msg or "AcceleratorError" in msg
-        proto_out.write(json.dumps({"job": job["id"], "rows": rows}) + "\n")
+        proto_out.write(json.dumps({"job": job["id"], "rows": rows, "fatal": fatal}) + "\n")
         if fatal:
             sys.exit(3)
 
