@@ -1,0 +1,36 @@
+"""Block selectors for sparse attention (page: "The primitive: top-k approximation", MSA, DHSA, ZETA)."""
+from suite.spec import LATENCY, REL_ERR, Case, Impl, Technique, Tolerance
+
+_PKG = "suite.techniques.sparse_selectors"
+_REF = f"{_PKG}.reference"
+_NAMES = ("exact_topk", "mean_pool", "max_pool", "msa_index", "dhsa_chunks", "zeta_morton")
+
+
+def _case(s: int, block: int, density: float, tiers, hq=32, hkv=8, d=128, seeds=1) -> Case:
+    return Case(f"s{s}_b{block}_d{round(density * 100)}_h{hq}kv{hkv}",
+                {"b": 1, "hq": hq, "hkv": hkv, "s": s, "d": d, "block": block, "density": density,
+                 "topics": 16, "signal": 2.0}, tiers, seeds)
+
+
+TECHNIQUE = Technique(
+    name="sparse_selectors",
+    section="Design — sparse attention: the primitive, top-k approximation",
+    reference=f"{_REF}:reference",
+    make_inputs=f"{_REF}:make_inputs",
+    empty_output=f"{_REF}:empty_output",
+    impls=tuple(Impl(f"torch_{n}", f"{_PKG}.torch_{n}:run", baseline=n == "exact_topk")
+                for n in _NAMES),
+    cases=(
+        _case(1024, 64, 0.25, ("smoke",), hq=4, hkv=2, d=64, seeds=2),
+        _case(16384, 128, 0.1, ("nightly",)),
+        _case(65536, 128, 0.1, ("nightly",)),
+        _case(65536, 64, 0.1, ("full",)),
+    ),
+    # rel_err is the mask's distance from the exact top-k mask; it must not exceed a random
+    # selection's with the same budget (k=1). Quality is tracked by the probe's recall metrics.
+    tolerances={"default": Tolerance(f"{_REF}:lowp_chance", k=1.0)},
+    metrics=(LATENCY, REL_ERR),
+    probe=f"{_PKG}.probe:probe",
+    description="Selector time alone (latency_ms), mask error vs exact top-k (rel_err), and "
+                "recall / mass_recall from the probe. Inputs carry a topic per block.",
+)

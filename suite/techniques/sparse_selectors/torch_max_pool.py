@@ -1,0 +1,12 @@
+"""Selector 'max_pool' (see common.py), written out as a block mask."""
+import torch
+
+from suite.techniques.attention_block_sparse.common import dense_block_mask
+from suite.techniques.sparse_selectors.common import max_pool
+
+SELECTOR = "max_pool"
+
+
+def run(out: torch.Tensor, q, k, block: int, density: float) -> None:
+    """out (B,Hkv,nQB,nKB) fp32 = 1 where the selector keeps a block, else 0."""
+    out.copy_(dense_block_mask(*max_pool(q, k, block, density)))
