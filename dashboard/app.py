@@ -1,0 +1,26 @@
+"""KernelWatch dashboard entry: `kwatch dashboard` runs `streamlit run dashboard/app.py` with $KWATCH_DB set."""
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # streamlit puts only dashboard/ on the path
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+from dashboard.data import db_url  # noqa: E402
+
+PAGES = [
+    st.Page("views/health.py", title="Health", url_path="health", default=True),
+    st.Page("views/trends.py", title="Trends", url_path="trends"),
+    st.Page("views/compare.py", title="Compare", url_path="compare"),
+    st.Page("views/numerics.py", title="Numerics", url_path="numerics"),
+    st.Page("views/retrieval.py", title="Retrieval", url_path="retrieval"),
+    st.Page("views/claims.py", title="Claims", url_path="claims"),
+    st.Page("views/cost_model.py", title="Cost model", url_path="cost-model"),
+]
+
+st.set_page_config(page_title="KernelWatch", layout="wide")
+page = st.navigation(PAGES)
+st.sidebar.caption(f"database: `{db_url()}` (read-only)")
+page.run()

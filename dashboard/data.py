@@ -1,0 +1,86 @@
+"""Cached access to db.queries for the pages: the URL comes from $KWATCH_DB (set by `kwatch dashboard`)."""
+from __future__ import annotations
+
+from typing import Optional
+
+import pandas as pd
+import streamlit as st
+
+from db import queries
+from db.engine import resolve_url
+
+TTL = 60  # seconds a query result is reused; new runs appear within a minute
+
+
+def db_url() -> str:
+    return resolve_url(None)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def runs(url: str) -> pd.DataFrame:
+    return queries.runs(url)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def catalog(url: str) -> pd.DataFrame:
+    return queries.catalog(url)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def series_points(url: str, benchmark_ids: tuple[int, ...], metric: str, hardware_keys: tuple[str, ...] = (),
+                  software_keys: tuple[str, ...] = (), tier: Optional[str] = None) -> pd.DataFrame:
+    return queries.series_points(url, benchmark_ids, metric, hardware_keys, software_keys, tier)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def run_results(url: str, run_id: str) -> pd.DataFrame:
+    return queries.run_results(url, run_id)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def technique_runs(url: str, technique: str, metrics: tuple[str, ...], param: Optional[str] = None) -> pd.DataFrame:
+    return queries.technique_runs(url, technique, metrics, param)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def technique_results(url: str, technique: str, metrics: tuple[str, ...],
+                      run_ids: tuple[str, ...] = (), param: Optional[str] = None) -> pd.DataFrame:
+    return queries.technique_results(url, technique, metrics, run_ids, param)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def change_points(url: str, technique: str, impl: str, case_id: str, metric: str) -> pd.DataFrame:
+    return queries.change_points(url, technique, impl, case_id, metric)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def acknowledgements(url: str, technique: str, impl: str, case_id: str, metric: str) -> pd.DataFrame:
+    return queries.acknowledgements(url, technique, impl, case_id, metric)
+
+
+def run_label(r) -> str:
+    """'2026-11-29 19:26 · nightly · NVIDIA H200 · abc1234' for a runs() row."""
+    commit = r["git_commit"][:7] if isinstance(r["git_commit"], str) and r["git_commit"] else "no commit"
+    when = pd.Timestamp(r["started_at"]).strftime("%Y-%m-%d %H:%M")
+    return f"{when} · {r['tier']} · {r['hardware']} · {commit} · {r['run_id'][:12]}"
+
+
+def empty_note(what: str) -> None:
+    """The standard message of a page with nothing to show yet."""
+    st.info(f"No {what} in {db_url()} yet. Run `kwatch run` or `kwatch ingest results/...` to add some.")
+
+
+def with_params(points: pd.DataFrame) -> pd.DataFrame:
+    """points with each key of its `params` dicts as a column (`p_<key>`), missing keys as NaN."""
+    if points.empty:
+        return points
+    params = pd.DataFrame([p or {} for p in points["params"]], index=points.index).add_prefix("p_")
+    return pd.concat([points, params], axis=1)
+
+
+def pick_run(runs: pd.DataFrame, key: str, label: str = "run"):
+    """A selectbox over runs (newest first); returns the chosen run_id or None when there are none."""
+    if runs.empty:
+        return None
+    labels = {r["run_id"]: run_label(r) for r in runs.to_dict("records")}
+    return st.selectbox(label, list(labels), format_func=labels.get, key=key)

@@ -1,0 +1,109 @@
+"""Shared Plotly figures: trends with spread and markers, status bars, heat maps with a claimed box."""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+STATUS_COLORS = {"failing": "#7f1d1d", "regressed": "#dc2626", "improved": "#16a34a", "stable": "#94a3b8",
+                 "no baseline": "#cbd5e1", "skipped": "#e2e8f0"}
+
+
+def spread(samples, value) -> tuple[float, float, float, int]:
+    """(median, 10th percentile, 90th percentile, n) of a result's samples, else of its value."""
+    xs = [float(s) for s in (samples or []) if s is not None and not math.isnan(float(s))]
+    if not xs:
+        v = float(value) if value is not None and not pd.isna(value) else math.nan
+        return v, v, v, 0
+    a = np.asarray(xs)
+    return float(np.median(a)), float(np.percentile(a, 10)), float(np.percentile(a, 90)), len(a)
+
+
+def with_spread(points: pd.DataFrame) -> pd.DataFrame:
+    """points + median/p10/p90/n columns (from samples) and a short commit."""
+    stats = [spread(s, v) for s, v in zip(points["samples"], points["value"])]
+    out = points.assign(median=[s[0] for s in stats], p10=[s[1] for s in stats], p90=[s[2] for s in stats],
+                        n=[s[3] for s in stats])
+    out["commit"] = [c[:7] if isinstance(c, str) and c else "none" for c in out["git_commit"]]
+    return out
+
+
+def trend_figure(points: pd.DataFrame, group: str, x: str = "started_at", unit: str = "",
+                 change_points: Optional[pd.DataFrame] = None, acks: Optional[pd.DataFrame] = None,
+                 log_y: bool = False) -> go.Figure:
+    """Median per run with a p10-p90 bar, one line per `group` value; x is "started_at" or "commit".
+
+    Change points are drawn as dashed red (regression) / green (improvement) lines, acknowledgements
+    as dotted blue lines, each at its run's time (or commit)."""
+    fig = go.Figure()
+    pts = points[points["status"] == "ok"]
+    for name, g in pts.groupby(group, sort=True):
+        g = g.sort_values("started_at")
+        fig.add_trace(go.Scatter(
+            x=g[x], y=g["median"], mode="lines+markers", name=str(name),
+            error_y=dict(type="data", symmetric=False, array=g["p90"] - g["median"],
+                         arrayminus=g["median"] - g["p10"], thickness=1),
+            customdata=np.stack([g["commit"], g["n"], g["run_id"]], axis=-1),
+            hovertemplate="%{y:.4g} " + unit + "<br>commit %{customdata[0]} · %{customdata[1]} samples"
+                          "<br>run %{customdata[2]}<extra>%{fullData.name}</extra>"))
+    bad = points[points["status"] != "ok"]
+    if not bad.empty:
+        fig.add_trace(go.Scatter(x=bad[x], y=[None] * len(bad), mode="markers", name="failed / error",
+                                 marker=dict(symbol="x", color="#7f1d1d")))
+    commit_of = dict(zip(points["run_id"], points["commit"]))
+    for frame, run_col, time_col, style in ((change_points, "run_id", "run_started_at", "dash"),
+                                            (acks, "from_run_id", "from_started_at", "dot")):
+        if frame is None or frame.empty:
+            continue
+        for r in frame.to_dict("records"):
+            pos = commit_of.get(r[run_col]) if x == "commit" else pd.Timestamp(r[time_col])
+            if pos is None:
+                continue
+            color = "#2563eb" if style == "dot" else ("#dc2626" if r.get("kind") == "regression" else "#16a34a")
+            text = (f"ack: {r.get('who', '')}" if style == "dot" else
+                    f"change {r.get('rel_change', 0) or 0:+.1%}")
+            if x == "commit":
+                fig.add_vline(x=pos, line_dash=style, line_color=color, annotation_text=text)
+            else:
+                fig.add_vline(x=pos.timestamp() * 1000, line_dash=style, line_color=color, annotation_text=text)
+    fig.update_layout(yaxis_title=unit, xaxis_title="commit" if x == "commit" else "run time",
+                      legend_title=group, margin=dict(t=30, b=30), height=480)
+    if x == "commit":
+        fig.update_xaxes(type="category", categoryorder="array",
+                         categoryarray=list(dict.fromkeys(points.sort_values("started_at")["commit"])))
+    if log_y:
+        fig.update_yaxes(type="log")
+    return fig
+
+
+def status_bars(counts: pd.DataFrame) -> go.Figure:
+    """Stacked horizontal bars: one per hardware, series per status (counts: hardware x status)."""
+    fig = go.Figure()
+    for status, color in STATUS_COLORS.items():
+        if status in counts.columns:
+            fig.add_trace(go.Bar(y=counts.index, x=counts[status], name=status, orientation="h",
+                                 marker_color=color))
+    fig.update_layout(barmode="stack", height=120 + 40 * len(counts), margin=dict(t=30, b=30),
+                      xaxis_title="series")
+    return fig
+
+
+def heatmap(grid: pd.DataFrame, title: str, x_title: str, y_title: str, z_title: str,
+            box: Optional[tuple[float, float]] = None, log_z: bool = True) -> go.Figure:
+    """A heat map of grid (index = y, columns = x); `box` = (lo, hi) drawn on both axes as a rectangle."""
+    z = grid.to_numpy(dtype=float)
+    shown = np.log10(np.where(z > 0, z, np.nan)) if log_z else z
+    fig = go.Figure(go.Heatmap(
+        x=list(grid.columns), y=list(grid.index), z=shown, customdata=z, colorscale="Viridis",
+        colorbar=dict(title=("log10 " if log_z else "") + z_title),
+        hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{y}}<br>{z_title} %{{customdata:.3g}}<extra></extra>"))
+    if box is not None:
+        lo, hi = box
+        fig.add_shape(type="rect", x0=lo, x1=hi, y0=lo, y1=hi, line=dict(color="#f97316", width=2, dash="dash"))
+        fig.add_annotation(x=hi, y=hi, text=f"claimed range [{lo}, {hi}]", showarrow=False,
+                           xanchor="right", yanchor="bottom", font=dict(color="#f97316"))
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=420, margin=dict(t=50, b=30))
+    return fig

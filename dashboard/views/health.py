@@ -1,0 +1,40 @@
+"""Health page: regressed / improved / stable / failing series per hardware for the latest run of a tier."""
+import streamlit as st
+
+from dashboard import data, plots
+from dashboard.health import health
+
+st.header("Health")
+url = data.db_url()
+runs = data.runs(url)
+if runs.empty:
+    data.empty_note("runs")
+    st.stop()
+
+tiers = sorted(runs["tier"].unique())
+tier = st.selectbox("tier", tiers, index=tiers.index("nightly") if "nightly" in tiers else 0,
+                    help="the latest run of this tier on each hardware, against the previous one")
+counts, series = health(url, runs, tier)
+st.caption("Each hardware's latest run against its previous run of the same tier. Regressed/improved: "
+           "Mann-Whitney p < 0.01 and a median change >= 3 % (single values: >= 5 %).")
+st.plotly_chart(plots.status_bars(counts), key="health_bars")
+
+cols = st.columns(4)
+for col, status in zip(cols, ["regressed", "improved", "stable", "failing"]):
+    col.metric(status, int(counts[status].sum()) if status in counts else 0)
+
+worst = series[series["status"].isin(["failing", "regressed"])]
+st.subheader("Worst first")
+if worst.empty:
+    st.success("Nothing regressed or failing in the latest runs.")
+for r in worst.head(20).to_dict("records"):
+    change = "" if r["rel_change"] != r["rel_change"] else f" {r['rel_change']:+.1%}"
+    label = (f"{r['status']}{change} · {r['hardware']} · {r['technique']} / {r['impl']} / "
+             f"{r['case_id']} · {r['metric']}")
+    st.page_link("views/trends.py", label=label,
+                 query_params={"technique": r["technique"], "impl": r["impl"], "case": r["case_id"],
+                               "metric": r["metric"], "hw": r["hardware_key"]})
+with st.expander(f"all {len(series)} series"):
+    st.dataframe(series[["hardware", "status", "technique", "impl", "case_id", "metric", "baseline",
+                         "candidate", "rel_change", "p_value", "n_baseline", "n_candidate"]],
+                 hide_index=True)

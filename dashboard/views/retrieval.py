@@ -1,0 +1,60 @@
+"""Retrieval page: needle heat maps (context x depth) per selector; MQAR recall against context."""
+import plotly.graph_objects as go
+import streamlit as st
+
+from dashboard import data, plots
+
+url = data.db_url()
+cat = data.catalog(url)
+st.header("Retrieval")
+
+st.subheader("Needle in a haystack: context length x needle depth, per selector")
+needle_metrics = sorted(cat[cat["technique"] == "needle_retrieval"]["metric"].unique())
+quality = [m for m in needle_metrics if m not in ("latency_ms", "tflops", "gbps")] or needle_metrics
+needle_runs = data.technique_runs(url, "needle_retrieval", tuple(quality), "depth") if quality else cat.iloc[0:0]
+run_id = data.pick_run(needle_runs, "ret_needle_run", "needle run")
+if run_id is None:
+    data.empty_note("needle results (needle_retrieval with params ctx, depth)")
+else:
+    default = quality.index("recall") if "recall" in quality else 0
+    metric = st.selectbox("metric", quality, index=default, key="ret_metric")
+    pts = data.with_params(data.technique_results(url, "needle_retrieval", (metric,), (run_id,), "depth"))
+    pts = pts[pts["status"] == "ok"]
+    if "p_strength" in pts and pts["p_strength"].nunique() > 1:
+        strengths = ["mean over all"] + sorted(pts["p_strength"].dropna().unique().tolist())
+        s = st.selectbox("needle strength", strengths, key="ret_strength")
+        if s != "mean over all":
+            pts = pts[pts["p_strength"] == s]
+    st.caption(f"Each cell: {metric} averaged over seeds (and strengths unless one is chosen). "
+               "A selector that drops the needle's block shows as a dark cell at that depth.")
+    cols = st.columns(2)
+    for i, impl in enumerate(sorted(pts["impl"].unique())):
+        g = pts[pts["impl"] == impl]
+        grid = g.pivot_table(index="p_depth", columns="p_ctx", values="value", aggfunc="mean").sort_index()
+        grid.columns = [str(int(c)) if float(c).is_integer() else str(c) for c in grid.columns]
+        fig = plots.heatmap(grid, impl, "context length (tokens)", "needle depth", metric, log_z=False)
+        fig.update_traces(zmin=0, zmax=1 if pts["value"].max() <= 1 else None)
+        with cols[i % 2]:
+            st.plotly_chart(fig, key=f"ret_heat_{impl}")
+
+st.subheader("MQAR: recall against context length")
+mqar_metrics = sorted(cat[cat["technique"] == "mqar"]["metric"].unique())
+recall_metrics = [m for m in mqar_metrics if "recall" in m] or mqar_metrics
+mqar_runs = data.technique_runs(url, "mqar", tuple(recall_metrics)) if recall_metrics else cat.iloc[0:0]
+run_id = data.pick_run(mqar_runs, "ret_mqar_run", "MQAR run")
+if run_id is None:
+    data.empty_note("MQAR results (mqar recall)")
+else:
+    metric = st.selectbox("metric", recall_metrics, key="ret_mqar_metric")
+    pts = data.with_params(data.technique_results(url, "mqar", (metric,), (run_id,)))
+    pts = pts[pts["status"] == "ok"]
+    xcol = next((c for c in ("p_ctx", "p_seq_len", "p_context", "p_n") if c in pts), None)
+    fig = go.Figure()
+    for impl, g in pts.groupby("impl"):
+        g = g.groupby(xcol or "case_id", as_index=False)["value"].mean().sort_values(xcol or "case_id")
+        fig.add_trace(go.Scatter(x=g[xcol or "case_id"], y=g["value"], mode="lines+markers", name=impl))
+    fig.update_layout(xaxis_title=(xcol or "case_id").removeprefix("p_"), yaxis_title=metric,
+                      yaxis_range=[0, 1.05], height=420, margin=dict(t=30, b=30))
+    if xcol:
+        fig.update_xaxes(type="log")
+    st.plotly_chart(fig, key="ret_mqar_chart")

@@ -1,0 +1,91 @@
+"""Trends page: any series over time or commits, samples' spread, change points and acknowledgements."""
+import pandas as pd
+import streamlit as st
+
+from dashboard import data, plots
+
+st.header("Trends")
+url = data.db_url()
+cat = data.catalog(url)
+if cat.empty:
+    data.empty_note("results")
+    st.stop()
+qp = st.query_params
+
+
+def pick(label: str, options: list, param: str, default=None, **kw):
+    """A selectbox whose initial value comes from the URL's query parameter `param`."""
+    want = qp.get(param, default)
+    index = options.index(want) if want in options else 0
+    return st.selectbox(label, options, index=index, key=f"trend_{param}", **kw)
+
+
+c1, c2, c3 = st.columns(3)
+with c1:
+    technique = pick("technique", sorted(cat["technique"].unique()), "technique")
+t_cat = cat[cat["technique"] == technique]
+with c2:
+    impls_all = sorted(t_cat["impl"].unique())
+    want = [qp["impl"]] if qp.get("impl") in impls_all else impls_all[:1]
+    impls = st.multiselect("implementations", impls_all, default=want, key="trend_impl")
+i_cat = t_cat[t_cat["impl"].isin(impls)] if impls else t_cat
+with c3:
+    case = pick("case", sorted(i_cat["case_id"].unique()), "case")
+c_cat = i_cat[i_cat["case_id"] == case]
+metrics = sorted(c_cat["metric"].unique())
+runs = data.runs(url)
+hw_names = runs.drop_duplicates("hardware_key").set_index("hardware_key")["hardware"].to_dict()
+sw_names = runs.drop_duplicates("software_key").set_index("software_key")["software"].to_dict()
+
+c4, c5, c6 = st.columns(3)
+with c4:
+    metric = pick("metric", metrics, "metric", default="latency_ms" if "latency_ms" in metrics else None)
+with c5:
+    hw_default = [qp["hw"]] if qp.get("hw") in hw_names else []
+    hws = st.multiselect("hardware (none: all)", list(hw_names), default=hw_default,
+                         format_func=lambda k: f"{hw_names[k]} ({k})", key="trend_hw")
+with c6:
+    sws = st.multiselect("software version (none: all)", list(sw_names),
+                         format_func=lambda k: f"{sw_names[k]} ({k})", key="trend_sw")
+
+c7, c8, c9 = st.columns(3)
+with c7:
+    x = st.radio("x axis", ["started_at", "commit"], horizontal=True, key="trend_x",
+                 format_func={"started_at": "date", "commit": "commit"}.get)
+with c8:
+    groups = ["hardware · software", "hardware", "software", "impl", "impl version"]
+    group = st.selectbox("one line per", groups, index=3 if len(impls) > 1 else 0, key="trend_group")
+with c9:
+    tiers = ["all"] + sorted(runs["tier"].unique())
+    tier = st.selectbox("tier", tiers, key="trend_tier")
+log_y = st.toggle("log y", value=metric in ("rel_err",) or str(metric).startswith("ulp"), key="trend_log")
+
+sel = c_cat[c_cat["metric"] == metric]
+points = data.series_points(url, tuple(int(i) for i in sel["benchmark_id"]), metric, tuple(hws), tuple(sws),
+                            None if tier == "all" else tier)
+if points.empty:
+    st.info("No results for this selection.")
+    st.stop()
+points = plots.with_spread(points)
+points["impl version"] = points["impl"] + " v" + points["impl_version"].astype(str)
+points["hardware · software"] = points["hardware"] + " · " + points["software"]
+cps = pd.concat([data.change_points(url, technique, i, case, metric) for i in sel["impl"]], ignore_index=True)
+acks = pd.concat([data.acknowledgements(url, technique, i, case, metric) for i in sel["impl"]],
+                 ignore_index=True)
+if hws:
+    cps = cps[cps["hardware_key"].isin(hws)]
+    acks = acks[acks["hardware_key"].isin(hws)]
+unit = str(sel["unit"].iloc[0]) if len(sel) else ""
+direction = str(sel["direction"].iloc[0]) if len(sel) else ""
+st.caption(f"{technique} / {', '.join(sel['impl'])} / {case} · {metric} ({unit}, {direction} is better) · "
+           f"marker: median of the run's samples, bar: 10th-90th percentile · {len(points)} results · "
+           f"{len(cps)} change points · {len(acks)} acknowledgements")
+st.plotly_chart(plots.trend_figure(points, group, x=x, unit=unit, change_points=cps, acks=acks, log_y=log_y),
+                key="trend_chart")
+with st.expander("results"):
+    st.dataframe(points[["started_at", "commit", "tier", "impl", "hardware", "software", "protocol", "status",
+                         "median", "p10", "p90", "n", "run_id"]], hide_index=True)
+if not cps.empty or not acks.empty:
+    with st.expander("change points and acknowledgements"):
+        st.dataframe(cps, hide_index=True)
+        st.dataframe(acks, hide_index=True)

@@ -1,0 +1,214 @@
+"""Read-only queries for the dashboard: each takes a database URL and returns a pandas DataFrame.
+
+Connections are read-only (SQLite `PRAGMA query_only`, PostgreSQL `default_transaction_read_only`).
+A database without the schema (or without the CI tables) reads as empty, never as an error.
+Every query goes through an index: results by (benchmark_id, metric, run_id) or (run_id, status).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Iterable, Optional
+
+import pandas as pd
+from sqlalchemy import Engine, and_, create_engine, event, func, inspect, select
+
+from db.engine import resolve_url
+from db.models import Benchmark, Environment, Result, Run
+
+RUN_COLUMNS = ["run_id", "started_at", "tier", "reason", "source", "git_commit", "git_branch", "git_dirty",
+               "environment_id", "hardware_key", "software_key", "device", "gpu_name", "cpu", "torch",
+               "triton", "cuda", "driver", "hardware", "software"]
+CATALOG_COLUMNS = ["benchmark_id", "technique", "impl", "case_id", "metric", "unit", "direction"]
+POINT_COLUMNS = ["result_id", "benchmark_id", "technique", "impl", "case_id", "metric", "unit", "direction",
+                 "value", "status", "error", "protocol", "impl_version", "params", "samples", "run_id",
+                 "started_at", "git_commit", "tier", "hardware_key", "software_key", "hardware", "software"]
+
+
+def _readonly_sqlite(dbapi_conn, _record) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA query_only=ON")
+    cur.close()
+
+
+@lru_cache(maxsize=16)
+def read_engine(url: Optional[str] = None) -> Engine:
+    """A read-only engine for the resolved URL (one per URL per process)."""
+    url = resolve_url(url)
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://"):]
+    if url.startswith("postgresql"):
+        return create_engine(url, pool_pre_ping=True,
+                             connect_args={"options": "-c default_transaction_read_only=on"})
+    engine = create_engine(url)
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _readonly_sqlite)
+    return engine
+
+
+def tables(url: Optional[str] = None) -> set[str]:
+    """Names of the tables present (an empty or missing database has none)."""
+    return set(inspect(read_engine(url)).get_table_names())
+
+
+def _frame(url: Optional[str], stmt, columns: list[str]) -> pd.DataFrame:
+    with read_engine(url).connect() as conn:
+        rows = conn.execute(stmt).all()
+    return pd.DataFrame([tuple(r) for r in rows], columns=columns)
+
+
+def hardware_label(gpu_name: Optional[str], cpu: Optional[str]) -> str:
+    return gpu_name or f"CPU {cpu or '?'}"
+
+
+def software_label(row: Any) -> str:
+    parts = [f"torch {row.torch}" if row.torch else None, f"triton {row.triton}" if row.triton else None,
+             f"CUDA {row.cuda}" if row.cuda else None, f"driver {row.driver}" if row.driver else None]
+    return " · ".join(p for p in parts if p) or "unknown software"
+
+
+def _label(df: pd.DataFrame) -> pd.DataFrame:
+    if df.empty:
+        df["hardware"], df["software"] = pd.Series(dtype=str), pd.Series(dtype=str)
+        return df
+    df["hardware"] = [hardware_label(g, c) for g, c in zip(df["gpu_name"], df["cpu"])]
+    df["software"] = [software_label(r) for r in df.itertuples()]
+    return df
+
+
+def runs(url: Optional[str] = None) -> pd.DataFrame:
+    """Every run with its environment, newest first: RUN_COLUMNS."""
+    if "runs" not in tables(url):
+        return pd.DataFrame(columns=RUN_COLUMNS)
+    stmt = (select(Run.id, Run.started_at, Run.tier, Run.reason, Run.source, Run.git_commit, Run.git_branch,
+                   Run.git_dirty, Run.environment_id, Environment.hardware_key, Environment.software_key,
+                   Environment.device, Environment.gpu_name, Environment.cpu, Environment.torch,
+                   Environment.triton, Environment.cuda, Environment.driver)
+            .join(Environment, Environment.id == Run.environment_id).order_by(Run.started_at.desc(), Run.id))
+    return _label(_frame(url, stmt, RUN_COLUMNS[:-2]))
+
+
+def catalog(url: Optional[str] = None) -> pd.DataFrame:
+    """Every (benchmark, metric) pair that has results: CATALOG_COLUMNS (unit/direction of one result)."""
+    if "results" not in tables(url):
+        return pd.DataFrame(columns=CATALOG_COLUMNS)
+    # DISTINCT over the covering index ix_results_series, then unit/direction of one row per pair.
+    pairs = select(Result.benchmark_id, Result.metric).distinct().subquery()
+    one = (select(Result.unit, Result.direction)
+           .where(Result.benchmark_id == pairs.c.benchmark_id, Result.metric == pairs.c.metric).limit(1))
+    stmt = (select(Benchmark.id, Benchmark.technique, Benchmark.impl, Benchmark.case_id, pairs.c.metric,
+                   one.with_only_columns(Result.unit).scalar_subquery(),
+                   one.with_only_columns(Result.direction).scalar_subquery())
+            .join(pairs, pairs.c.benchmark_id == Benchmark.id)
+            .order_by(Benchmark.technique, Benchmark.impl, Benchmark.case_id, pairs.c.metric))
+    return _frame(url, stmt, CATALOG_COLUMNS)
+
+
+def _points_stmt():
+    return (select(Result.id, Result.benchmark_id, Benchmark.technique, Benchmark.impl, Benchmark.case_id,
+                   Result.metric, Result.unit, Result.direction, Result.value, Result.status, Result.error,
+                   Result.protocol, Result.impl_version, Result.params, Result.samples, Run.id, Run.started_at,
+                   Run.git_commit, Run.tier, Environment.hardware_key, Environment.software_key,
+                   Environment.gpu_name, Environment.cpu, Environment.torch, Environment.triton,
+                   Environment.cuda, Environment.driver)
+            .join(Benchmark, Benchmark.id == Result.benchmark_id)
+            .join(Run, Run.id == Result.run_id)
+            .join(Environment, Environment.id == Run.environment_id))
+
+
+def _points(url: Optional[str], stmt) -> pd.DataFrame:
+    cols = POINT_COLUMNS[:-2] + ["gpu_name", "cpu", "torch", "triton", "cuda", "driver"]
+    df = _label(_frame(url, stmt, cols))
+    return df.drop(columns=["gpu_name", "cpu", "torch", "triton", "cuda", "driver"])
+
+
+def series_points(url: Optional[str], benchmark_ids: Iterable[int], metric: str,
+                  hardware_keys: Iterable[str] = (), software_keys: Iterable[str] = (),
+                  tier: Optional[str] = None) -> pd.DataFrame:
+    """Results of `metric` for the benchmarks (all runs, oldest first), optionally filtered by
+    hardware/software key and tier: POINT_COLUMNS."""
+    ids = [int(i) for i in benchmark_ids]
+    if "results" not in tables(url) or not ids:
+        return pd.DataFrame(columns=POINT_COLUMNS)
+    stmt = _points_stmt().where(Result.benchmark_id.in_(ids), Result.metric == metric)
+    if hardware_keys:
+        stmt = stmt.where(Environment.hardware_key.in_(list(hardware_keys)))
+    if software_keys:
+        stmt = stmt.where(Environment.software_key.in_(list(software_keys)))
+    if tier:
+        stmt = stmt.where(Run.tier == tier)
+    return _points(url, stmt.order_by(Run.started_at, Result.id))
+
+
+def run_results(url: Optional[str], run_id: str) -> pd.DataFrame:
+    """Every result of one run: POINT_COLUMNS."""
+    if "results" not in tables(url):
+        return pd.DataFrame(columns=POINT_COLUMNS)
+    return _points(url, _points_stmt().where(Result.run_id == run_id).order_by(Result.id))
+
+
+def technique_results(url: Optional[str], technique: str, metrics: Iterable[str],
+                      run_ids: Iterable[str] = (), param: Optional[str] = None) -> pd.DataFrame:
+    """Results of a technique's metrics (optionally of some runs only, and only those whose params
+    hold `param`): POINT_COLUMNS."""
+    if "results" not in tables(url):
+        return pd.DataFrame(columns=POINT_COLUMNS)
+    ids = list(_frame(url, select(Benchmark.id).where(Benchmark.technique == technique), ["id"])["id"])
+    if not ids:
+        return pd.DataFrame(columns=POINT_COLUMNS)
+    stmt = _points_stmt().where(Result.benchmark_id.in_(ids), Result.metric.in_(list(metrics)))
+    run_ids = list(run_ids)
+    if run_ids:
+        stmt = stmt.where(Result.run_id.in_(run_ids))
+    if param:
+        stmt = stmt.where(Result.params[param].as_string().is_not(None))
+    return _points(url, stmt.order_by(Run.started_at, Result.id))
+
+
+def technique_runs(url: Optional[str], technique: str, metrics: Iterable[str],
+                   param: Optional[str] = None) -> pd.DataFrame:
+    """Runs holding results of the technique's metrics (with `param` in their params if given),
+    newest first: RUN_COLUMNS + n_results."""
+    cols = RUN_COLUMNS + ["n_results"]
+    if "results" not in tables(url):
+        return pd.DataFrame(columns=cols)
+    ids = select(Benchmark.id).where(Benchmark.technique == technique)
+    counts = (select(Result.run_id, func.count().label("n")).where(Result.benchmark_id.in_(ids),
+                                                                     Result.metric.in_(list(metrics)))
+              .group_by(Result.run_id))
+    if param:
+        counts = counts.where(Result.params[param].as_string().is_not(None))
+    found = _frame(url, counts, ["run_id", "n_results"])
+    return runs(url).merge(found, on="run_id")[cols]
+
+
+def _ci_table(url: Optional[str], name: str):
+    if name not in tables(url):
+        return None
+    from db import models_ci  # noqa: F401  (the gate's tables; present once its migration ran)
+
+    return Run.metadata.tables.get(name)
+
+
+def change_points(url: Optional[str], technique: str, impl: str, case_id: str, metric: str) -> pd.DataFrame:
+    """Detected change points of a series (every hardware/software/protocol), oldest first."""
+    cols = ["hardware_key", "software_key", "protocol", "run_id", "run_started_at", "method", "before_value",
+            "after_value", "rel_change", "kind"]
+    t = _ci_table(url, "ci_change_points")
+    if t is None:
+        return pd.DataFrame(columns=cols)
+    stmt = (select(*[t.c[c] for c in cols])
+            .where(and_(t.c.technique == technique, t.c.impl == impl, t.c.case_id == case_id,
+                        t.c.metric == metric)).order_by(t.c.run_started_at))
+    return _frame(url, stmt, cols)
+
+
+def acknowledgements(url: Optional[str], technique: str, impl: str, case_id: str, metric: str) -> pd.DataFrame:
+    """Acknowledgements (intended changes that re-baseline) of a series, oldest first."""
+    cols = ["hardware_key", "software_key", "protocol", "from_run_id", "from_started_at", "who", "why"]
+    t = _ci_table(url, "ci_acknowledgements")
+    if t is None:
+        return pd.DataFrame(columns=cols)
+    stmt = (select(*[t.c[c] for c in cols])
+            .where(and_(t.c.technique == technique, t.c.impl == impl, t.c.case_id == case_id,
+                        t.c.metric == metric)).order_by(t.c.from_started_at))
+    return _frame(url, stmt, cols)
