@@ -98,7 +98,9 @@ def run_job(tech, impl, case, device: str, seed0: int, proto: Protocol, cache: R
     samples, stats = measure(lambda: fn(out, **inputs), device, proto, graph=impl.graph)
     stats.update(sm_clock_before_mhz=clock_before,
                  sm_clock_after_mhz=sm_clock_mhz() if device == "cuda" else None,
-                 wall_s=round(time.perf_counter() - t0, 3), autotune=_chosen_configs(tuners),
+                 wall_s=round(time.perf_counter() - t0, 3),
+                 # Scan again: a kernel module first imported by this job was not in `tuners`.
+                 autotune=_chosen_configs(_autotuners(tech.name)),
                  **common_stats)
     median_ms = stats["median"]
     for m in timed:
@@ -131,7 +133,8 @@ def _probe_rows(tech, impl, case, fn, device, seed0, ihash) -> list[dict]:
         m = Metric(extra["metric"], extra["unit"], extra["direction"])
         r = base_row(tech, impl, case, m, ihash)
         r["params"].update(extra.get("params", {}))
-        r.update(value=extra["value"], samples=extra.get("samples", []), stats=extra.get("stats", {}))
+        r.update(value=extra["value"], samples=extra.get("samples", []), stats=extra.get("stats", {}),
+                 status=extra.get("status", "ok"), error=extra.get("error"))
         if extra.get("case"):
             r["case"] = extra["case"]
         rows.append(r)

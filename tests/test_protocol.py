@@ -13,8 +13,11 @@ FAST = Protocol(target_rel_spread=0.5, max_time_s=0.2, min_reps=3, warmup_reps=1
 def faulty_rows(tmp_path_factory):
     os.environ["KWATCH_EXTRA_TECHNIQUES"] = "tests.fixtures.faulty"
     out = tmp_path_factory.mktemp("faulty") / "run.json"
-    rf = execute(RunOptions(tier="smoke", techniques=["faulty_gemm"], device="cpu", timeout_s=20,
-                            protocol=FAST), out)
+    try:
+        rf = execute(RunOptions(tier="smoke", techniques=["faulty_gemm"], device="cpu", timeout_s=20,
+                                protocol=FAST), out)
+    finally:
+        del os.environ["KWATCH_EXTRA_TECHNIQUES"]
     by = {}
     for r in rf.results:
         by.setdefault(r["impl"], {})[r["metric"]] = r
@@ -61,3 +64,11 @@ def test_run_goes_on_after_failures(faulty_rows):
     assert doc["run"]["finished_at"] is not None
     assert len(doc["results"]) == 8 * 2
     assert by["cuda_fault"]["latency_ms"]["status"] == "skipped"  # no GPU here
+
+
+def test_autotuner_choice_recorded_for_first_triton_job(tmp_path):
+    rf = execute(RunOptions(tier="smoke", techniques=["gemm_fp32_emulation"], impls=["triton_dot_ieee"],
+                            cases=["m64n64k64"], device="cpu", protocol=FAST), tmp_path / "r.json")
+    [row] = [r for r in rf.results if r["metric"] == "latency_ms"]
+    assert row["status"] == "ok"
+    assert "BM: 32" in row["stats"]["autotune"]["triton_gemm_kernel.gemm_kernel"]
