@@ -19,6 +19,7 @@ class Protocol:
     warmup_reps: int = 3
     flush_l2: bool = True
     batch: int = 10  # repetitions enqueued between host synchronisations
+    graph_below_ms: float = 0.1  # Impl(graph=None): replay a CUDA graph when a call is this short
 
     def name(self, device: str, graph: bool) -> str:
         """e.g. "cuda-events+l2flush+graph/v1" or "cpu-perfcounter/v1"."""
@@ -52,7 +53,36 @@ def _done(samples: list[float], spent_s: float, proto: Protocol) -> bool:
     return summarize(samples)["rel_spread"] < proto.target_rel_spread
 
 
-def _time_cuda(fn: Callable[[], None], proto: Protocol, graph: bool) -> list[float]:
+def _launch_bound(fn: Callable[[], None], proto: Protocol) -> bool:
+    """A few event-timed calls; short ones are dominated by launch overhead."""
+    import torch
+
+    times = []
+    for _ in range(5):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    return sorted(times)[2] < proto.graph_below_ms
+
+
+def _capture(fn: Callable[[], None]):
+    import torch
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()  # warm-up on a side stream before capture, as torch's docs require
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return g
+
+
+def _time_cuda(fn: Callable[[], None], proto: Protocol, graph: bool | None) -> tuple[list[float], bool]:
     import torch
 
     dev = torch.cuda.current_device()
@@ -62,16 +92,14 @@ def _time_cuda(fn: Callable[[], None], proto: Protocol, graph: bool) -> list[flo
         fn()
     torch.cuda.synchronize()
     step = fn
+    if graph is None:
+        graph = _launch_bound(fn, proto)
     if graph:
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            fn()  # warm-up on a side stream before capture, as torch's docs require
-        torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            fn()
-        step = g.replay
+        try:
+            step = _capture(fn).replay
+        except RuntimeError:  # not capturable (host sync inside): time plain launches instead
+            torch.cuda.synchronize()
+            graph = False
     samples: list[float] = []
     spent = 0.0
     while len(samples) < proto.max_reps:
@@ -90,12 +118,17 @@ def _time_cuda(fn: Callable[[], None], proto: Protocol, graph: bool) -> list[flo
         spent += sum(batch) / 1e3
         if _done(samples, spent, proto):
             break
-    return samples
+    return samples, graph
 
 
-def measure(fn: Callable[[], None], device: str, proto: Protocol, graph: bool = False) -> tuple[list[float], dict]:
-    """Time fn; returns (raw samples in ms, summary stats incl. the protocol name)."""
-    samples = _time_cpu(fn, proto) if device == "cpu" else _time_cuda(fn, proto, graph)
+def measure(fn: Callable[[], None], device: str, proto: Protocol, graph: bool | None = None) -> tuple[list[float], dict]:
+    """Time fn; returns (raw samples in ms, summary stats incl. the protocol name).
+
+    graph: True replays a CUDA graph, False launches directly, None decides by call length."""
+    if device == "cpu":
+        samples, graph = _time_cpu(fn, proto), False
+    else:
+        samples, graph = _time_cuda(fn, proto, graph)
     stats = summarize(samples)
     stats["protocol"] = proto.name(device, graph)
     return samples, stats

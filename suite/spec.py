@@ -47,7 +47,7 @@ class Impl:
     baseline: bool = False
     requires: tuple[str, ...] = ()  # "cuda", "triton", "sm90", ...
     accuracy: str = "default"  # key into Technique.tolerances
-    graph: bool = False  # time by CUDA-graph replay (launch-bound kernels)
+    graph: bool | None = None  # CUDA-graph replay: True, False, or None = when launch-bound
     note: str = ""
 
 
