@@ -1,0 +1,221 @@
+"""Claim statuses computed from stored results (the ledger), for `kwatch claims` and the dashboard.
+
+Status rule, per claim (suite/claims/spec.py has the band rule itself):
+  arithmetic check             -> the band judges the computed value (reproduced / contradicted)
+  runs_on hardware never seen  -> "not reproducible on our hardware", with a labelled projection
+                                  and our nearest measurement (analog) where there is one
+  no check here                -> pending (no benchmark in this suite measures it)
+  check without stored result  -> pending
+  otherwise                    -> the band judges the latest run's value on matching hardware
+"""
+from __future__ import annotations
+
+import statistics
+from datetime import timezone
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from db.models import Benchmark, Environment, Result, Run
+from suite.claims.spec import (NOT_ON_OUR_HARDWARE, PENDING, Arithmetic, Claim, Custom, Projection, Selector,
+                               judge)
+from suite.spec import resolve
+
+
+@dataclass
+class Verdict:
+    """One claim's status and the numbers behind it."""
+
+    claim: Claim
+    status: str
+    value: float | None = None  # the measured or computed value the band judged
+    detail: str = ""
+    evidence: list[dict] = field(default_factory=list)  # the stored rows used
+    projection: Projection | None = None
+    analog: float | None = None  # our nearest measurement, when the claim's hardware is absent
+    analog_detail: str = ""
+
+    def row(self) -> dict[str, Any]:
+        """A flat, JSON-ready dict (the dashboard's and `kwatch claims --format json`'s row)."""
+        c = self.claim
+        p = self.projection
+        return {
+            "id": c.id, "statement": c.statement, "figure": c.figure_text(), "unit": c.unit,
+            "source": c.source, "url": c.url, "measured_by": c.measured_by, "hardware": c.hardware,
+            "section": c.section, "technique": c.technique, "recalled": c.recalled, "note": c.note,
+            "check": _check_kind(c), "quantity": c.quantity,
+            "band": c.band.describe() if c.band else None, "status": self.status, "value": self.value,
+            "detail": self.detail, "evidence": self.evidence,
+            "projection": None if p is None else {**asdict(p), "label": "projection"},
+            "analog": self.analog, "analog_detail": self.analog_detail,
+        }
+
+
+def _check_kind(c: Claim) -> str:
+    return {Arithmetic: "arithmetic", Selector: "benchmark", Custom: "benchmark"}.get(type(c.check), "none")
+
+
+# ---------------------------------------------------------------- stored rows
+def _matches(gpu: str | None, device: str, runs_on: tuple[str, ...], cpu_ok: bool) -> bool:
+    if device != "cuda" and not cpu_ok:
+        return False
+    if not runs_on:
+        return True
+    name = (gpu or "").lower()
+    return any(h.lower() in name for h in runs_on)
+
+
+def hardware_seen(session: Session) -> list[str]:
+    """GPU names of every stored environment."""
+    return sorted({g for g in session.scalars(select(Environment.gpu_name)) if g})
+
+
+def _rows(session: Session, technique: str, metric: str | None, impls: tuple[str, ...] | None) -> list[dict]:
+    q = (select(Result.value, Result.metric, Result.direction, Result.params, Benchmark.impl,
+                Benchmark.case_id, Run.id, Run.started_at, Environment.gpu_name, Environment.device)
+         .join(Benchmark, Result.benchmark_id == Benchmark.id).join(Run, Result.run_id == Run.id)
+         .join(Environment, Run.environment_id == Environment.id)
+         .where(Benchmark.technique == technique, Result.status == "ok", Result.value.is_not(None)))
+    if metric is not None:
+        q = q.where(Result.metric == metric)
+    if impls is not None:
+        q = q.where(Benchmark.impl.in_(impls))
+    return [{"value": r[0], "metric": r[1], "direction": r[2], "params": r[3] or {}, "impl": r[4],
+             "case": r[5], "run_id": r[6], "started_at": r[7], "gpu_name": r[8], "device": r[9],
+             "technique": technique} for r in session.execute(q)]
+
+
+def _latest_run(rows: list[dict]) -> list[dict]:
+    """Rows of the most recent run among `rows`."""
+    runs: dict[str, list[dict]] = {}
+    for r in rows:
+        runs.setdefault(r["run_id"], []).append(r)
+    if not runs:
+        return []
+    return max(runs.values(), key=lambda rs: (_ts(rs[0]["started_at"]), rs[0]["run_id"]))
+
+
+def _ts(t) -> float:
+    """Seconds since the epoch; SQLite hands back naive datetimes (stored as UTC)."""
+    return (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def _pick(values: list[float], higher: bool, how: str) -> float:
+    if how == "median":
+        return statistics.median(values)
+    best = max(values) if higher else min(values)
+    worst = min(values) if higher else max(values)
+    return best if how == "best" else worst
+
+
+def measure(session: Session, sel: Selector, runs_on: tuple[str, ...]) -> tuple[float, str, list[dict]] | None:
+    """The selector's value from the latest matching run: (value, detail, evidence) or None."""
+    rows = [r for r in _rows(session, sel.technique, sel.metric, sel.impls() + sel.baselines())
+            if _matches(r["gpu_name"], r["device"], runs_on, sel.cpu_ok)
+            and (sel.case is None or r["case"] == sel.case)
+            and all(r["params"].get(k) == v for k, v in sel.params.items())]
+    # A run counts only if it has one of the impls and, for a ratio, one of the baselines.
+    runs: dict[str, list[dict]] = {}
+    for r in rows:
+        runs.setdefault(r["run_id"], []).append(r)
+    usable = [rs for rs in runs.values() if any(x["impl"] in sel.impls() for x in rs)
+              and (not sel.baselines() or any(x["impl"] in sel.baselines() for x in rs))]
+    run = _latest_run([r for rs in usable for r in rs])
+    if not run:
+        return None
+    higher = run[0]["direction"] == "higher"
+    per_case: dict[str, dict[str, list[float]]] = {}
+    for r in run:
+        per_case.setdefault(r["case"], {}).setdefault(r["impl"], []).append(r["value"])
+    values, parts = [], []
+    for case, by_impl in sorted(per_case.items()):
+        mine = {i: _pick(v, higher, "worst") for i, v in by_impl.items() if i in sel.impls()}
+        if not mine:
+            continue
+        best_impl = (max if higher else min)(mine, key=mine.get)
+        v = mine[best_impl]
+        if sel.baselines():
+            base = {i: _pick(v, higher, "worst") for i, v in by_impl.items() if i in sel.baselines()}
+            if not base:
+                continue
+            best_base = (max if higher else min)(base, key=base.get)
+            ratio = base[best_base] / v if (sel.speedup and not higher) else v / base[best_base]
+            values.append((ratio * sel.scale, case))
+            parts.append(f"{case}: {best_impl} {v:.4g} / {best_base} {base[best_base]:.4g}")
+        else:
+            values.append((v * sel.scale, case))
+            parts.append(f"{case}: {best_impl} {v:.4g}")
+    if not values:
+        return None
+    ratio_higher = higher or (sel.speedup and bool(sel.baselines()))
+    chosen = _pick([v for v, _ in values], ratio_higher, sel.reduce)
+    gpu = run[0]["gpu_name"] or f"CPU ({run[0]['device']})"
+    detail = f"run {run[0]['run_id']} on {gpu}, {sel.metric}: " + "; ".join(parts)
+    if len(values) > 1:
+        detail += f" ({sel.reduce} of {len(values)} cases)"
+    evidence = [{k: (str(v) if k == "started_at" else v) for k, v in r.items() if k != "params"} for r in run]
+    return chosen, detail, evidence
+
+
+def custom_measure(session: Session, chk: Custom, runs_on: tuple[str, ...]):
+    """A Custom check over the latest matching run of its technique."""
+    rows = [r for r in _rows(session, chk.technique, None, None)
+            if _matches(r["gpu_name"], r["device"], runs_on, True)]
+    run = _latest_run(rows)
+    if not run:
+        return None
+    out = resolve(chk.target)(run)
+    if out is None:
+        return None
+    value, detail = out
+    gpu = run[0]["gpu_name"] or "CPU"
+    return value, f"run {run[0]['run_id']} on {gpu}: {detail}", []
+
+
+# ---------------------------------------------------------------- the ledger
+def evaluate_claim(session: Session, c: Claim, seen: list[str]) -> Verdict:
+    """One claim's verdict against the stored results (see the module docstring for the rule)."""
+    if isinstance(c.check, Arithmetic):
+        value, detail = resolve(c.check.target)(**c.check.kwargs)
+        return Verdict(c, judge(value, c.band), value, detail)
+    present = not c.runs_on or any(h.lower() in g.lower() for g in seen for h in c.runs_on)
+    if not present:
+        v = Verdict(c, NOT_ON_OUR_HARDWARE, detail=f"no stored run on {' / '.join(c.runs_on)}; "
+                    f"hardware seen: {', '.join(seen) or 'none'}")
+        if c.analog is not None:
+            got = measure(session, c.analog, ())
+            if got:
+                v.analog, v.analog_detail = got[0], got[1]
+        if c.projection:
+            v.projection = resolve(c.projection)(v.analog)
+        return v
+    if c.check is None:
+        return Verdict(c, PENDING, detail="no benchmark in this suite measures it" +
+                       (f": {c.note}" if c.note else ""))
+    got = (custom_measure(session, c.check, c.runs_on) if isinstance(c.check, Custom)
+           else measure(session, c.check, c.runs_on))
+    if got is None:
+        where = c.check.technique
+        return Verdict(c, PENDING, detail=f"no stored {where} result on matching hardware yet")
+    value, detail, evidence = got
+    return Verdict(c, judge(value, c.band), value, detail, evidence)
+
+
+def evaluate(session: Session, claims: list[Claim] | None = None) -> list[Verdict]:
+    """Verdicts for `claims` (default: every claim of the suite), in ledger order."""
+    if claims is None:
+        from suite.claims.registry import all_claims
+
+        claims = all_claims()
+    seen = hardware_seen(session)
+    return [evaluate_claim(session, c, seen) for c in claims]
+
+
+def ledger(url: str | None = None, claims: list[Claim] | None = None) -> list[dict[str, Any]]:
+    """The whole ledger as flat dicts (see Verdict.row), read-only: the dashboard's query."""
+    from db.engine import open_db
+
+    with open_db(url)() as session:
+        return [v.row() for v in evaluate(session, claims)]

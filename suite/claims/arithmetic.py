@@ -1,0 +1,152 @@
+"""Arithmetic checks: each recomputes a page figure from its stated inputs -> (value, detail)."""
+from __future__ import annotations
+
+import math
+
+from suite.claims.datasheets import cite, rate
+
+# The page's four workloads (prompt tokens, generated tokens), from its "Example" section.
+WORKLOADS = {"chat": (600, 400), "rag": (8_000, 500), "doc": (64_000, 1_000), "repo": (500_000, 2_000)}
+
+
+def attn_pairs(prompt: int, generated: int) -> tuple[float, float]:
+    """(prefill, decode) attention work in query-key pairs: p^2/2 and p*g + g^2/2 (page's model)."""
+    return prompt * prompt / 2, prompt * generated + generated * generated / 2
+
+
+def prefill_saving(workload: str, sparsity: float = 0.10) -> tuple[float, str]:
+    """Dense / sparse attention work when sparsity multiplies only the prefill term."""
+    p, g = WORKLOADS[workload]
+    pre, dec = attn_pairs(p, g)
+    saving = (pre + dec) / (pre * sparsity + dec)
+    return saving, (f"p={p}, g={g}: prefill {pre:.4g}, decode {dec:.4g} pairs; dense {pre + dec:.4g} / "
+                    f"sparse {pre * sparsity + dec:.4g} = {saving:.3f}x at {sparsity:.0%} of keys")
+
+
+def prefill_share(workload: str) -> tuple[float, str]:
+    """Prefill's share of dense attention work, in percent."""
+    p, g = WORKLOADS[workload]
+    pre, dec = attn_pairs(p, g)
+    share = 100 * pre / (pre + dec)
+    return share, f"p={p}, g={g}: {pre:.4g} / ({pre:.4g} + {dec:.4g}) = {share:.2f}%"
+
+
+def prefill_ceiling(workload: str) -> tuple[float, str]:
+    """Saving with a perfect selector (sparsity -> 0): dense / decode."""
+    p, g = WORKLOADS[workload]
+    pre, dec = attn_pairs(p, g)
+    return (pre + dec) / dec, f"p={p}, g={g}: ({pre:.4g} + {dec:.4g}) / {dec:.4g} = {(pre + dec) / dec:.3f}x"
+
+
+def ceiling_from_share(share: float) -> tuple[float, str]:
+    """Saving ceiling when prefill is `share` of the work: 1 / (1 - share)."""
+    return 1 / (1 - share), f"1 / (1 - {share:.3f}) = {1 / (1 - share):.3f}x"
+
+
+def rope_table(positions: int = 131_072, head_dim: int = 128, bytes_per_value: int = 0) -> tuple[float, str]:
+    """cos+sin table size: 2 x positions x head_dim/2 values, or MB (1e6 bytes) when bytes_per_value."""
+    values = 2 * positions * (head_dim // 2)
+    if not bytes_per_value:
+        return values / 1e6, f"2 x {positions} x {head_dim // 2} = {values} values"
+    mb = values * bytes_per_value / 1e6
+    return mb, f"{values} values x {bytes_per_value} B = {values * bytes_per_value} B = {mb:.2f} MB"
+
+
+def bf16_spacing(x: float = 100_000.0) -> tuple[float, str]:
+    """Gap between adjacent bf16 numbers at x (8 significant bits): 2^(floor(log2 x) - 7)."""
+    gap = 2.0 ** (math.floor(math.log2(x)) - 7)
+    return gap, (f"bf16 keeps 8 significant bits: near {x:g} adjacent values are {gap:g} apart, so an "
+                 f"angle m*theta there is off by up to {gap / 2:g} rad (2*pi = {2 * math.pi:.3f})")
+
+
+def peak_ratio(gpu: str, num: str, den: str) -> tuple[float, str]:
+    """Ratio of two datasheet peak rates of one GPU."""
+    a, b = rate(gpu, num), rate(gpu, den)
+    return a.value / b.value, f"{cite(gpu, num)}; {cite(gpu, den)}; ratio {a.value / b.value:.3f}"
+
+
+def generation_ratio(key: str, new: str, old: str, also: tuple[str, str] | None = None) -> tuple[float, str]:
+    """Ratio of one datasheet rate between two GPU generations."""
+    a, b = rate(new, key), rate(old, key)
+    detail = f"{key}: {new} {a.value:g} / {old} {b.value:g} = {a.value / b.value:.3f}"
+    if also:
+        c, d = rate(also[0], key), rate(also[1], key)
+        detail += f"; for comparison {also[0]} / {also[1]} = {c.value / d.value:.3f}"
+    return a.value / b.value, detail + f" ({rate(new, key).source}; {rate(old, key).source})"
+
+
+def utilisation(tflops: float, gpu: str, key: str = "bf16") -> tuple[float, str]:
+    """A throughput as a percentage of a datasheet peak."""
+    peak = rate(gpu, key)
+    return 100 * tflops / peak.value, f"{tflops:g} / {cite(gpu, key)} = {100 * tflops / peak.value:.2f}%"
+
+
+def emulation_net_speedup(cheaper: float = 28.0, products: int = 9) -> tuple[float, str]:
+    """Net speedup of `products` BF16 GEMMs that are each `cheaper` times faster than one FP32 GEMM."""
+    return cheaper / products, f"{cheaper:g} / {products} = {cheaper / products:.3f}x"
+
+
+def fp4_weight_bytes_ratio(block: int = 16, scale_bits: int = 8) -> tuple[float, str]:
+    """FP8 bits per weight / block-scaled FP4 bits per weight (4 + scale_bits/block)."""
+    bits = 4 + scale_bits / block
+    return 8 / bits, (f"FP8 8 bits vs FP4 4 bits + one {scale_bits}-bit scale per {block} = {bits:g} bits: "
+                      f"{8 / bits:.3f}x (NVFP4: 16-element blocks, FP8 E4M3 scales; MXFP4 with 32-element "
+                      f"blocks and 8-bit scales gives {8 / (4 + 8 / 32):.3f}x)")
+
+
+def morton(x: int, y: int, bits: int = 8) -> int:
+    """Z-order code of (row y, column x): interleave bits, x in the even positions."""
+    code = 0
+    for b in range(bits):
+        code |= ((x >> b) & 1) << (2 * b) | ((y >> b) & 1) << (2 * b + 1)
+    return code
+
+
+def morton_tile_span(n: int = 4, tile: int = 2) -> tuple[float, str]:
+    """Largest address span of an aligned tile x tile block of an n x n grid in Morton order."""
+    spans = []
+    for ty in range(0, n, tile):
+        for tx in range(0, n, tile):
+            codes = [morton(tx + i, ty + j) for j in range(tile) for i in range(tile)]
+            spans.append(max(codes) - min(codes) + 1)
+    return max(spans), f"every aligned {tile}x{tile} tile of a {n}x{n} grid spans at most {max(spans)} addresses"
+
+
+def rowmajor_tile_rows(n: int = 4, tile: int = 2) -> tuple[float, str]:
+    """Rows (and address span) touched by an aligned tile x tile block of an n x n row-major grid."""
+    addrs = [j * n + i for j in range(tile) for i in range(tile)]
+    rows = len({a // n for a in addrs})
+    return rows, (f"the tile {sorted(addrs)} lies in {rows} rows and spans {max(addrs) - min(addrs) + 1} "
+                  f"addresses in {rows} runs")
+
+
+def ffn_param_share(hidden: int = 4096, inter: int = 14_336, heads: int = 32, kv_heads: int = 8,
+                    head_dim: int = 128) -> tuple[float, str]:
+    """Percent of a gated-FFN decoder layer's matrix parameters in the FFN (norms ignored)."""
+    attn = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2
+    ffn = 3 * hidden * inter
+    share = 100 * ffn / (ffn + attn)
+    mha = 4 * 4096 * 4096
+    llama2 = 100 * 3 * 4096 * 11_008 / (3 * 4096 * 11_008 + mha)
+    return share, (f"hidden {hidden}, FFN {inter}, {heads}/{kv_heads} heads of {head_dim} (Llama-3-8B): "
+                   f"FFN {ffn / 1e6:.1f}M of {(ffn + attn) / 1e6:.1f}M = {share:.1f}%; Llama-2-7B "
+                   f"(MHA, FFN 11008) gives {llama2:.1f}%")
+
+
+def count_sum(**counts: int) -> tuple[float, str]:
+    """Sum of named counts."""
+    total = sum(counts.values())
+    return total, " + ".join(f"{k} {v}" for k, v in counts.items()) + f" = {total}"
+
+
+def nsa_kv_ratio(context: int = 65_536, stride: int = 16, selected: int = 16, block: int = 64,
+                 window: int = 512) -> tuple[float, str]:
+    """Context / KV tokens NSA reads per decode step (compressed + selected + window)."""
+    read = context // stride + selected * block + window
+    return context / read, (f"{context} / ({context}/{stride} compressed + {selected}x{block} selected + "
+                            f"{window} window = {read}) = {context / read:.2f}x fewer KV tokens read")
+
+
+def ratio(a: float, b: float, what: str = "") -> tuple[float, str]:
+    """a / b, with what it means."""
+    return a / b, f"{a:g} / {b:g} = {a / b:.3f}" + (f" ({what})" if what else "")

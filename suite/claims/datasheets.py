@@ -1,0 +1,52 @@
+"""Datasheet peak rates per GPU (dense, no 2:4 sparsity), each with its source: the only inputs of
+projections and of the hardware-arithmetic claims."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+_H100_SHEET = "NVIDIA H100 Tensor Core GPU datasheet (SXM5); sparse tensor figures halved"
+_H200_SHEET = "NVIDIA H200 Tensor Core GPU datasheet (SXM); sparse tensor figures halved"
+_A100_SHEET = "NVIDIA A100 Tensor Core GPU datasheet (SXM); sparse tensor figures halved"
+_HGX_B200 = "NVIDIA HGX B200 datasheet (8-GPU board figures / 8; sparse tensor figures halved)"
+_GB200 = "NVIDIA GB200 NVL72 datasheet (72-GPU rack figures / 72; sparse tensor figures halved)"
+
+
+@dataclass(frozen=True)
+class Rate:
+    value: float
+    unit: str
+    source: str
+
+
+def _gpu(sheet: str, **rates: tuple[float, str]) -> dict[str, Rate]:
+    return {k: Rate(v, u, sheet) for k, (v, u) in rates.items()}
+
+
+# Keys: bf16/fp8/fp4/tf32 tensor-core dense TFLOP/s, fp32 (non-tensor) TFLOP/s, hbm TB/s.
+SHEETS: dict[str, dict[str, Rate]] = {
+    "A100-40GB": _gpu(_A100_SHEET, bf16=(312, "TFLOP/s"), tf32=(156, "TFLOP/s"), fp32=(19.5, "TFLOP/s"),
+                      hbm=(1.555, "TB/s")),
+    "A100-80GB": _gpu(_A100_SHEET, bf16=(312, "TFLOP/s"), tf32=(156, "TFLOP/s"), fp32=(19.5, "TFLOP/s"),
+                      hbm=(2.039, "TB/s")),
+    "H100": _gpu(_H100_SHEET, bf16=(989.5, "TFLOP/s"), fp8=(1979, "TFLOP/s"), tf32=(494.5, "TFLOP/s"),
+                 fp32=(67, "TFLOP/s"), hbm=(3.35, "TB/s")),
+    "H200": _gpu(_H200_SHEET, bf16=(989.5, "TFLOP/s"), fp8=(1979, "TFLOP/s"), tf32=(494.5, "TFLOP/s"),
+                 fp32=(67, "TFLOP/s"), hbm=(4.8, "TB/s")),
+    "B200": _gpu(_HGX_B200, bf16=(2250, "TFLOP/s"), fp8=(4500, "TFLOP/s"), fp4=(9000, "TFLOP/s"),
+                 tf32=(1125, "TFLOP/s"), fp32=(75, "TFLOP/s"), hbm=(8.0, "TB/s")),
+    "GB200": _gpu(_GB200, bf16=(2500, "TFLOP/s"), fp8=(5000, "TFLOP/s"), fp4=(10000, "TFLOP/s"),
+                  tf32=(1250, "TFLOP/s"), fp32=(80, "TFLOP/s"), hbm=(8.0, "TB/s")),
+}
+
+
+def rate(gpu: str, key: str) -> Rate:
+    """One datasheet rate, e.g. rate("GB200", "bf16")."""
+    try:
+        return SHEETS[gpu][key]
+    except KeyError:
+        raise KeyError(f"no datasheet rate {key!r} for {gpu!r}") from None
+
+
+def cite(gpu: str, key: str) -> str:
+    r = rate(gpu, key)
+    return f"{gpu} {key} {r.value:g} {r.unit}: {r.source}"

@@ -1,0 +1,43 @@
+"""Claims about the hardware underneath (no technique here builds it): datasheet arithmetic and
+vendor figures for Blackwell, FP4 and Rubin."""
+from suite.claims.spec import Arithmetic, Claim, about, stated
+
+A = "suite.claims.arithmetic"
+PAGE = "the page (kernel & attention optimization)"
+
+CLAIMS = (
+    Claim("tensor_core_2x_per_generation",
+          "Tensor core throughput ~2x per generation (while MUFU.EX2 and shared memory stay roughly flat).",
+          2, "x per generation", f"{PAGE}, after FlashAttention-4's asymmetry argument", "arithmetic",
+          "H100 -> B200", "Diagram — why layer 2 suddenly matters", about(2),
+          Arithmetic(f"{A}:generation_ratio", {"key": "bf16", "new": "B200", "old": "H100",
+                                                "also": ("H100", "A100-80GB")}),
+          quantity="dense BF16 datasheet rate, B200 / H100"),
+    Claim("fp4_2x_fp8_throughput",
+          "Native FP4 doubles tensor-core throughput against FP8 (Blackwell).",
+          2, "x", PAGE, "arithmetic", "B200", "Native FP4, and what 'native' buys", stated(2),
+          Arithmetic(f"{A}:peak_ratio", {"gpu": "B200", "num": "fp4", "den": "fp8"}),
+          quantity="B200 datasheet dense FP4 / FP8 rate"),
+    Claim("fp4_2x_fp8_weight_bytes",
+          "Native FP4 doubles parameter bandwidth and model size per GPU against FP8.",
+          2, "x", PAGE, "arithmetic", "B200", "Native FP4, and what 'native' buys", stated(2),
+          Arithmetic(f"{A}:fp4_weight_bytes_ratio", {"block": 16, "scale_bits": 8}),
+          quantity="FP8 bits per weight / NVFP4 bits per weight, block scales included",
+          note="the 2x holds for the 4-bit payload; NVFP4's per-16 FP8 scales cost 0.5 bit per weight"),
+    Claim("rubin_3p5x_gb200",
+          "Rubin: dense FP4 and FP8 throughput roughly 3.5x GB200, by NVIDIA's figures.",
+          3.5, "x", "NVIDIA's Rubin announcement, as the page reports it (pre-release)", "vendor", "Rubin",
+          "Native FP4, and what 'native' buys", about(3.5), None, runs_on=("Rubin",),
+          projection="suite.claims.projections:no_datasheet",
+          note="pre-release vendor multiplier; the page itself says treat it as a vendor number"),
+    Claim("b200_227kb_smem_per_block",
+          "A single B200 thread block can address up to 227 KB of shared memory.",
+          227, "KB", PAGE, "vendor", "B200", "Thread block clusters and distributed shared memory",
+          stated(227), None, runs_on=("B200",), projection="suite.claims.projections:no_datasheet",
+          note="a CUDA limit of the architecture; not a throughput, so no roofline applies"),
+    Claim("ffn_80pct_layer_params",
+          "The MLP holds ~80% of a layer's parameters.",
+          80, "%", PAGE, "arithmetic", "any", "Feed-forward network", about(80),
+          Arithmetic(f"{A}:ffn_param_share", {}),
+          quantity="FFN share of a Llama-3-8B layer's matrix parameters (config recalled)"),
+)

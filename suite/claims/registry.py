@@ -1,0 +1,38 @@
+"""Discovery of claims: suite/techniques/<name>/claims.py and suite/claims/ledger_*.py, each a CLAIMS tuple."""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from suite.claims.spec import Claim
+
+_SUITE = Path(__file__).resolve().parent.parent
+
+
+def claim_modules() -> list[str]:
+    """Module names holding CLAIMS: technique folders first (sorted), then the ledgers."""
+    names = [f"suite.techniques.{p.parent.name}.claims"
+             for p in sorted((_SUITE / "techniques").glob("*/claims.py"))]
+    names += [f"suite.claims.{p.stem}" for p in sorted((_SUITE / "claims").glob("ledger_*.py"))]
+    return names
+
+
+def all_claims() -> list[Claim]:
+    """Every claim, ids unique; a module whose CLAIMS is malformed raises naming it."""
+    found: dict[str, Claim] = {}
+    for name in claim_modules():
+        claims = getattr(importlib.import_module(name), "CLAIMS", None)
+        if not isinstance(claims, tuple) or not all(isinstance(c, Claim) for c in claims):
+            raise TypeError(f"{name}: CLAIMS must be a tuple of Claim")
+        for c in claims:
+            if c.id in found:
+                raise ValueError(f"claim id {c.id!r} defined twice (second in {name})")
+            found[c.id] = c
+    return list(found.values())
+
+
+def get(claim_id: str) -> Claim:
+    for c in all_claims():
+        if c.id == claim_id:
+            return c
+    raise KeyError(f"unknown claim {claim_id!r}")
