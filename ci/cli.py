@@ -19,7 +19,7 @@ app.command("list")(runners_cli.list_cmd)
 DB = typer.Option(None, "--db", help="database URL (default: $KWATCH_DB or sqlite:///kwatch.db)")
 
 # Modules that add their commands to `app`: each defines register(app).
-COMMAND_MODULES: list[str] = ["dashboard.cli", "ci.claims_cli"]
+COMMAND_MODULES: list[str] = ["dashboard.cli", "ci.claims_cli", "ci.gate", "ci.gate_mutes"]
 
 
 @app.command("run")
@@ -51,15 +51,15 @@ def run_cmd(tier: str = runners_cli.TIER, technique: Optional[list[str]] = runne
 
 
 @app.command("ingest")
-def ingest_cmd(files: list[str] = typer.Argument(..., help="result files (schema 1)"), db: Optional[str] = DB) -> None:
+def ingest_cmd(files: list[str] = typer.Argument(..., help="result files (schema 1) or pytest-benchmark JSON"),
+               db: Optional[str] = DB) -> None:
     """Load result files into the database: idempotent, all files or none."""
     from db.engine import open_db, resolve_url
-    from db.ingest import ingest_docs
-    from db.validate import ResultFileError, load_and_validate
+    from db.pytest_benchmark import ingest_files
+    from db.validate import ResultFileError
 
     try:
-        docs = [(f, load_and_validate(f)) for f in files]
-        outcomes = ingest_docs(open_db(db), docs)
+        outcomes = ingest_files(open_db(db), files)  # format detected per file
     except ResultFileError as exc:
         console.print(f"[red]refused:[/red] {exc}\nnothing was stored.")
         raise typer.Exit(2)

@@ -1,0 +1,182 @@
+"""`kwatch gate`: compare a candidate run with a baseline run, series by series; exit 1 on regression."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from ci.gate_compare import SEVERITY, SeriesVerdict, judge, pair_rows
+from ci.gate_mutes import active_mutes, matching_mute
+from ci.gate_refs import RefError, RunData, resolve
+from ci.gate_stats import Thresholds, compare_samples
+
+console = Console(stderr=True)
+
+
+@dataclass
+class GateResult:
+    baseline: RunData
+    candidate: RunData
+    thresholds: Thresholds
+    verdicts: list[SeriesVerdict]
+    dropped: list = field(default_factory=list)  # baseline series absent from the candidate
+    remeasure_note: Optional[str] = None
+    created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+    @property
+    def failed(self) -> bool:
+        return any(v.blocking for v in self.verdicts)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for v in self.verdicts:
+            out[v.status] = out.get(v.status, 0) + 1
+        return out
+
+    def ordered(self) -> list[SeriesVerdict]:
+        """Worst first: blocking, then by status severity, then by how much worse."""
+        return sorted(self.verdicts, key=lambda v: (not v.blocking, SEVERITY.get(v.status, 99),
+                                                    -(_worse(v) or 0.0), v.key.label()))
+
+
+def _worse(v: SeriesVerdict) -> Optional[float]:
+    if v.change is None:
+        return None
+    return v.change if v.direction == "lower" else -v.change
+
+
+def _rejudge(v: SeriesVerdict, base: dict, cand: dict, fresh: dict, th: Thresholds) -> None:
+    """Decide an ambiguous timing series on the pooled original and fresh candidate samples."""
+    pooled = list(cand.get("samples") or []) + list(fresh.get("samples") or [])
+    c = compare_samples(base.get("samples") or [], pooled, v.direction, th)
+    first = v.reason
+    v.change, v.ci, v.p_value = c.change, (c.ci_low, c.ci_high), c.p_value
+    v.candidate_value, v.n_candidate = c.median_candidate, c.n_candidate
+    v.remeasured = True
+    if c.outcome in ("regressed", "improved", "stable"):
+        v.status = c.outcome
+    else:  # still ambiguous: decide on significance and the point estimate
+        sig = c.p_value < th.alpha
+        v.status = ("regressed" if sig and c.worse >= th.min_effect else
+                    "improved" if sig and c.worse <= -th.min_effect else "stable")
+    v.ambiguous = False
+    v.reason = (f"re-measured ({len(fresh.get('samples') or [])} fresh samples pooled): median change "
+                f"{c.change:+.2%}, 95% CI {c.ci_low:+.1%}..{c.ci_high:+.1%}, p={c.p_value:.2g}; first: {first}")
+
+
+def _apply_remeasure(result: GateResult, pairs_by_key: dict, cand: RunData, th: Thresholds) -> None:
+    from ci.gate_remeasure import remeasure
+
+    subjects = set()
+    for v in result.verdicts:
+        if v.ambiguous or v.flags or (v.kind == "timing" and v.status == "improved"):
+            subjects.add(v.key.subject[:3])
+    if not subjects:
+        result.remeasure_note = "nothing needed re-measuring"
+        return
+    m = remeasure(cand, subjects)
+    if m.host_problem:
+        result.remeasure_note = f"could not re-measure: {m.host_problem}"
+        return
+    result.remeasure_note = f"re-measured {len(subjects)} implementation/case pairs in run {m.run_id}"
+    for v in result.verdicts:
+        subj = v.key.subject[:3]
+        if subj not in subjects:
+            continue
+        if subj in m.refused:
+            v.flags.append(f"not re-measured: {m.refused[subj]}")
+            continue
+        fresh = m.rows.get(v.key.subject)
+        err_row = m.rows.get((*subj, "rel_err"))
+        recheck_failed = any(r and r["status"] == "failed_correctness" for r in (fresh, err_row))
+        if recheck_failed:
+            why = (fresh or err_row).get("error") or "failed correctness"
+            v.status, v.new_failure, v.remeasured = "failed correctness", True, True
+            v.reason = f"re-check on fresh inputs failed: {why}"[:400]
+            continue
+        if fresh is None or fresh["status"] != "ok":
+            v.flags.append("re-measure gave no usable row" + (f": {fresh['error']}" if fresh and fresh.get("error") else ""))
+            continue
+        if any(f.startswith("suspicious speedup") for f in v.flags):
+            v.flags.append("correctness re-checked on fresh inputs: passes")
+        base, cand_row = pairs_by_key[v.key]
+        if v.ambiguous and v.kind == "timing":
+            _rejudge(v, base, cand_row, fresh, th)
+        else:
+            v.remeasured = True
+            v.reason += "; re-checked on fresh inputs: correct"
+
+
+def run_gate(baseline: RunData, candidate: RunData, th: Thresholds = Thresholds(), mutes: list[dict] = (),
+             do_remeasure: bool = False) -> GateResult:
+    """Judge every candidate series against the baseline's series of the same fingerprint."""
+    pairs, dropped = pair_rows(baseline, candidate)
+    verdicts, by_key = [], {}
+    for key, base, cand, other_machine in pairs:
+        v = judge(key, base, cand, th, other_machine)
+        v.muted = matching_mute(key, list(mutes))
+        verdicts.append(v)
+        by_key[key] = (base, cand)
+    result = GateResult(baseline, candidate, th, verdicts, dropped)
+    if do_remeasure:
+        _apply_remeasure(result, by_key, candidate, th)
+    else:
+        result.remeasure_note = "re-measuring was not requested (--remeasure)"
+    return result
+
+
+def _store(result: GateResult, report: dict, db: Optional[str]) -> None:
+    from db.engine import open_db
+    from db.models_ci import GateReport
+
+    with open_db(db)() as s, s.begin():
+        s.add(GateReport(created_at=datetime.now(timezone.utc), baseline_ref=result.baseline.ref[:512],
+                         candidate_ref=result.candidate.ref[:512], baseline_run_id=result.baseline.run_id,
+                         candidate_run_id=result.candidate.run_id, verdict="fail" if result.failed else "pass",
+                         counts=result.counts(), report=report))
+
+
+def gate_cmd(baseline: str = typer.Option(..., "--baseline", "-b", help="run id, result file, branch or commit"),
+             candidate: str = typer.Option(..., "--candidate", "-c", help="run id, result file, branch or commit"),
+             markdown: Optional[Path] = typer.Option(None, "--markdown", help="write the PR-comment report here"),
+             json_out: Optional[Path] = typer.Option(None, "--json", help="write the JSON report here"),
+             db: Optional[str] = typer.Option(None, "--db", help="database URL (refs, mutes, stored report)"),
+             tier: Optional[str] = typer.Option(None, "--tier", help="only runs of this tier when resolving refs"),
+             alpha: float = typer.Option(0.01, "--alpha", help="Mann-Whitney U significance level"),
+             min_effect: float = typer.Option(0.05, "--min-effect", help="minimum relative change of medians"),
+             remeasure: bool = typer.Option(False, "--remeasure", help="re-run ambiguous/suspicious series here"),
+             store: bool = typer.Option(False, "--store", help="store the report in the database")) -> None:
+    """Gate a candidate against a baseline: exit 1 on any regression or new failure."""
+    from ci.report_gate import to_json, to_markdown
+
+    try:
+        base, cand = resolve(baseline, db, tier), resolve(candidate, db, tier)
+    except (RefError, ValueError) as exc:
+        console.print(f"[red]gate:[/red] {exc}")
+        raise typer.Exit(2)
+    th = Thresholds(alpha=alpha, min_effect=min_effect)
+    result = run_gate(base, cand, th, active_mutes(db), remeasure)
+    report = to_json(result)
+    md = to_markdown(result)
+    if markdown:
+        markdown.write_text(md)
+    if json_out:
+        json_out.write_text(json.dumps(report, indent=1, default=str))
+    if store:
+        _store(result, report, db)
+    print(md)
+    console.print(f"gate: {'FAIL' if result.failed else 'PASS'} {result.counts()}")
+    raise typer.Exit(result.exit_code)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("gate")(gate_cmd)

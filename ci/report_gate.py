@@ -1,0 +1,149 @@
+"""Gate reports: Markdown for a PR comment (worst first, figures with uncertainty) and JSON."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ci.gate_compare import SEVERITY, SeriesVerdict
+
+ICON = {"regressed": "🔴", "failed correctness": "❌", "errored": "💥", "improved": "🟢", "stable": "⚪",
+        "insufficient data": "❔", "missing baseline": "➖"}
+
+
+def _num(x, unit: str = "") -> str:
+    if x is None:
+        return "—"
+    s = f"{x:.4g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3e}"
+    return f"{s} {unit}".strip() if unit not in ("1", "") else s
+
+
+def _change(v: SeriesVerdict) -> str:
+    if v.change is None:
+        return "—"
+    s = f"{v.change:+.1%}"
+    if v.ci:
+        s += f" [{v.ci[0]:+.1%}, {v.ci[1]:+.1%}]"
+    return s
+
+
+def _spread(v: SeriesVerdict, side: str) -> str:
+    value = v.baseline_value if side == "b" else v.candidate_value
+    return _num(value, v.unit)
+
+
+def shape_groups(verdicts: list[SeriesVerdict]) -> list[dict]:
+    """Per technique + impl + metric: which cases regressed, and a parameter range that separates them."""
+    groups: dict[tuple, list[SeriesVerdict]] = defaultdict(list)
+    for v in verdicts:
+        groups[(v.key.technique, v.key.impl, v.key.metric)].append(v)
+    out = []
+    for (tech, impl, metric), vs in sorted(groups.items()):
+        bad = [v for v in vs if v.status in ("regressed", "failed correctness", "errored")]
+        good = [v for v in vs if v.status in ("stable", "improved")]
+        entry = {"technique": tech, "impl": impl, "metric": metric, "cases": len(vs),
+                 "by_case": {v.key.case_id: v.status for v in sorted(vs, key=lambda v: v.key.case_id)},
+                 "bad_cases": [v.key.case_id for v in bad], "where": None}
+        if bad and good:
+            entry["where"] = _separating_param(bad, good)
+        out.append(entry)
+    return out
+
+
+def _separating_param(bad: list[SeriesVerdict], good: list[SeriesVerdict]) -> str | None:
+    """A numeric case parameter whose values split bad from good cases by a threshold, if any."""
+    names = set.intersection(*(set(v.params) for v in bad + good)) if bad and good else set()
+    for p in sorted(names):
+        try:
+            b = [float(v.params[p]) for v in bad]
+            g = [float(v.params[p]) for v in good]
+        except (TypeError, ValueError):
+            continue
+        if min(b) > max(g):
+            return f"only where {p} >= {min(b):g} (fine up to {max(g):g})"
+        if max(b) < min(g):
+            return f"only where {p} <= {max(b):g} (fine from {min(g):g})"
+    return None
+
+
+def _row(v: SeriesVerdict) -> str:
+    tags = []
+    if v.muted:
+        tags.append("muted")
+    if v.remeasured:
+        tags.append("re-measured")
+    if v.new_failure:
+        tags.append("new")
+    tag = f" ({', '.join(tags)})" if tags else ""
+    p = "—" if v.p_value is None else (f"{v.p_value:.2g}" if v.p_value > 0 else "<1e-300")
+    reason = v.reason.replace("|", "\\|").replace("\n", " ")[:180]
+    return (f"| {ICON.get(v.status, '')} {v.status}{tag} | `{v.key.technique}/{v.key.impl}` | `{v.key.case_id}` | "
+            f"{v.key.metric} | {_spread(v, 'b')} | {_spread(v, 'c')} | {_change(v)} | {p} | "
+            f"{v.n_baseline}/{v.n_candidate} | {reason} |")
+
+
+HEADER = ("| status | technique/impl | case | metric | baseline | candidate | change [95% CI] | p | n b/c | why |\n"
+          "|---|---|---|---|---|---|---|---|---|---|")
+
+
+def to_markdown(result) -> str:
+    """The PR comment: verdict, counts, blocking series, shape-space groups, re-measures, flags, mutes, all."""
+    th = result.thresholds
+    counts = result.counts()
+    blocking = [v for v in result.ordered() if v.blocking]
+    head = "❌ **FAIL**" if result.failed else "✅ **PASS**"
+    lines = [f"## KernelWatch gate: {head}", "",
+             f"- baseline: {result.baseline.describe()}", f"- candidate: {result.candidate.describe()}",
+             "- " + ", ".join(f"{ICON.get(s, '')} {n} {s}" for s, n in sorted(counts.items(), key=lambda x: SEVERITY.get(x[0], 99))),
+             f"- timing: two-sided Mann-Whitney U on raw samples, p < {th.alpha}, and a median change of at least "
+             f"{th.min_effect:.0%}; change shown with a 95% bootstrap CI of the median ratio. Errors must stay "
+             "within the stored tolerance; recall may not fall. Regressions are never netted against improvements.",
+             f"- re-measuring: {result.remeasure_note}", ""]
+    if blocking:
+        lines += [f"### Blocking ({len(blocking)})", "", HEADER] + [_row(v) for v in blocking] + [""]
+    groups = [g for g in shape_groups(result.verdicts) if g["bad_cases"]]
+    if groups:
+        lines += ["### Where in the shape space", ""]
+        for g in groups:
+            where = f" — {g['where']}" if g["where"] else ""
+            ok = [c for c, s in g["by_case"].items() if c not in g["bad_cases"]]
+            lines.append(f"- `{g['technique']}/{g['impl']}` {g['metric']}: bad in {len(g['bad_cases'])} of "
+                         f"{g['cases']} cases ({', '.join(g['bad_cases'])})"
+                         + (f"; fine in {', '.join(ok)}" if ok else "") + where)
+        lines.append("")
+    remeasured = [v for v in result.verdicts if v.remeasured]
+    if remeasured:
+        lines += ["### Re-measured", ""] + [f"- `{v.key.label()}`: {v.status}" for v in remeasured] + [""]
+    flagged = [v for v in result.verdicts if v.flags]
+    if flagged:
+        lines += ["### Flags", ""] + [f"- `{v.key.label()}`: {'; '.join(v.flags)}" for v in flagged] + [""]
+    muted = [v for v in result.verdicts if v.muted]
+    if muted:
+        lines += ["### Muted (listed, not counted)", "", "| series | would be | who | why | until |", "|---|---|---|---|---|"]
+        lines += [f"| `{v.key.label()}` | {v.status} | {v.muted['who']} | {v.muted['why']} | {v.muted['until'] or '—'} |"
+                  for v in muted] + [""]
+    if result.dropped:
+        lines += ["### In the baseline but not in the candidate", ""]
+        lines += [f"- `{k.label()}`" for k in result.dropped] + [""]
+    lines += ["<details><summary>All series, worst first</summary>", "", HEADER]
+    lines += [_row(v) for v in result.ordered()] + ["", "</details>", ""]
+    return "\n".join(lines)
+
+
+def to_json(result) -> dict:
+    """Machine-readable report: verdict, counts, every series with figures, groups, flags."""
+    return {"verdict": "fail" if result.failed else "pass", "exit_code": result.exit_code,
+            "created_at": result.created_at,
+            "baseline": {"ref": result.baseline.ref, "run_id": result.baseline.run_id, "origin": result.baseline.origin,
+                         "hardware_key": result.baseline.hardware_key, "software_key": result.baseline.software_key},
+            "candidate": {"ref": result.candidate.ref, "run_id": result.candidate.run_id,
+                          "origin": result.candidate.origin, "hardware_key": result.candidate.hardware_key,
+                          "software_key": result.candidate.software_key},
+            "settings": {"test": "mann-whitney-u two-sided (scipy)", "alpha": result.thresholds.alpha,
+                         "min_effect": result.thresholds.min_effect, "ci": "95% percentile bootstrap of median ratio",
+                         "bootstrap": result.thresholds.bootstrap,
+                         "suspicious_speedup": result.thresholds.suspicious_speedup},
+            "counts": result.counts(), "remeasure": result.remeasure_note,
+            "blocking": [v.key.label() for v in result.ordered() if v.blocking],
+            "series": [v.as_dict() for v in result.ordered()],
+            "groups": shape_groups(result.verdicts),
+            "muted": [{"series": v.key.label(), "status": v.status, **v.muted} for v in result.verdicts if v.muted],
+            "dropped": [k.as_dict() for k in result.dropped]}
