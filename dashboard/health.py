@@ -32,7 +32,4 @@ def health(url: str, runs: pd.DataFrame, tier: str) -> tuple[pd.DataFrame, pd.Da
     series = pd.concat(frames, ignore_index=True)
     counts = (series.groupby(["hardware", "status"]).size().unstack(fill_value=0)
               .reindex(columns=verdict.ORDER, fill_value=0))
-    rank = series["status"].map({s: i for i, s in enumerate(verdict.ORDER)})
-    series = (series.assign(_r=rank, _b=-series["rel_change"].abs().fillna(0)).sort_values(["_r", "_b"])
-              .drop(columns=["_r", "_b"]).reset_index(drop=True))
-    return counts, series
+    return counts, verdict.sort_worst_first(series)

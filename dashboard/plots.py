@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-STATUS_COLORS = {"failing": "#7f1d1d", "regressed": "#dc2626", "improved": "#16a34a", "stable": "#94a3b8",
-                 "no baseline": "#cbd5e1", "skipped": "#e2e8f0"}
+STATUS_COLORS = {"failed correctness": "#450a0a", "errored": "#7f1d1d", "regressed": "#dc2626",
+                 "improved": "#16a34a", "stable": "#94a3b8", "insufficient data": "#e2e8f0",
+                 "missing baseline": "#cbd5e1"}
 
 
 def spread(samples, value) -> tuple[float, float, float, int]:

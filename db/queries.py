@@ -20,7 +20,7 @@ RUN_COLUMNS = ["run_id", "started_at", "tier", "reason", "source", "git_commit",
                "triton", "cuda", "driver", "hardware", "software"]
 CATALOG_COLUMNS = ["benchmark_id", "technique", "impl", "case_id", "metric", "unit", "direction"]
 POINT_COLUMNS = ["result_id", "benchmark_id", "technique", "impl", "case_id", "metric", "unit", "direction",
-                 "value", "status", "error", "protocol", "impl_version", "params", "samples", "run_id",
+                 "value", "status", "error", "protocol", "impl_version", "params", "samples", "stats", "run_id",
                  "started_at", "git_commit", "tier", "hardware_key", "software_key", "hardware", "software"]
 
 
@@ -56,22 +56,33 @@ def _frame(url: Optional[str], stmt, columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame([tuple(r) for r in rows], columns=columns)
 
 
-def hardware_label(gpu_name: Optional[str], cpu: Optional[str]) -> str:
-    return gpu_name or f"CPU {cpu or '?'}"
+def _text(v: Any) -> Optional[str]:
+    """v when it is a non-empty string (pandas turns SQL NULL into None or NaN)."""
+    return v if isinstance(v, str) and v else None
+
+
+def hardware_label(gpu_name: Any, cpu: Any) -> str:
+    return _text(gpu_name) or f"CPU {_text(cpu) or '?'}"
 
 
 def software_label(row: Any) -> str:
-    parts = [f"torch {row.torch}" if row.torch else None, f"triton {row.triton}" if row.triton else None,
-             f"CUDA {row.cuda}" if row.cuda else None, f"driver {row.driver}" if row.driver else None]
-    return " · ".join(p for p in parts if p) or "unknown software"
+    parts = [(name, _text(getattr(row, attr))) for name, attr in
+             (("torch", "torch"), ("triton", "triton"), ("CUDA", "cuda"), ("driver", "driver"))]
+    return " · ".join(f"{n} {v}" for n, v in parts if v) or "unknown software"
 
 
 def _label(df: pd.DataFrame) -> pd.DataFrame:
+    """Add `hardware` and `software` labels (computed once per distinct environment)."""
     if df.empty:
         df["hardware"], df["software"] = pd.Series(dtype=str), pd.Series(dtype=str)
         return df
-    df["hardware"] = [hardware_label(g, c) for g, c in zip(df["gpu_name"], df["cpu"])]
-    df["software"] = [software_label(r) for r in df.itertuples()]
+    env_cols = ["gpu_name", "cpu", "torch", "triton", "cuda", "driver"]
+    envs = df[env_cols].astype(object).drop_duplicates()
+    labels = {tuple(r): (hardware_label(r.gpu_name, r.cpu), software_label(r))
+              for r in envs.itertuples(index=False)}
+    keys = list(df[env_cols].astype(object).itertuples(index=False, name=None))
+    df["hardware"] = [labels[k][0] for k in keys]
+    df["software"] = [labels[k][1] for k in keys]
     return df
 
 
@@ -106,7 +117,8 @@ def catalog(url: Optional[str] = None) -> pd.DataFrame:
 def _points_stmt():
     return (select(Result.id, Result.benchmark_id, Benchmark.technique, Benchmark.impl, Benchmark.case_id,
                    Result.metric, Result.unit, Result.direction, Result.value, Result.status, Result.error,
-                   Result.protocol, Result.impl_version, Result.params, Result.samples, Run.id, Run.started_at,
+                   Result.protocol, Result.impl_version, Result.params, Result.samples, Result.stats, Run.id,
+                   Run.started_at,
                    Run.git_commit, Run.tier, Environment.hardware_key, Environment.software_key,
                    Environment.gpu_name, Environment.cpu, Environment.torch, Environment.triton,
                    Environment.cuda, Environment.driver)

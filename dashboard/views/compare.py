@@ -44,8 +44,9 @@ counts = verdict.counts(cmp)
 cols = st.columns(len(counts))
 for col, (status, n) in zip(cols, counts.items()):
     col.metric(status, n)
-st.caption("Per series: Mann-Whitney U on the two runs' samples, p < 0.01 and a median change >= 3 % "
-           "(single values: >= 5 %); the metric's direction decides regressed or improved.")
+st.caption("Per series, with the gate's rules: timings by Mann-Whitney U on the two runs' samples "
+           "(p < 0.01 and a median change >= 5 %), errors against the stored tolerance and the baseline "
+           "x 1.25, recall may not fall; the metric's direction decides regressed or improved.")
 
 shown = cmp[cmp["rel_change"].notna()].head(60)
 fig = go.Figure(go.Bar(

@@ -1,7 +1,7 @@
 """Health page: regressed / improved / stable / failing series per hardware for the latest run of a tier."""
 import streamlit as st
 
-from dashboard import data, plots
+from dashboard import data, plots, verdict
 from dashboard.health import health
 
 st.header("Health")
@@ -15,15 +15,19 @@ tiers = sorted(runs["tier"].unique())
 tier = st.selectbox("tier", tiers, index=tiers.index("nightly") if "nightly" in tiers else 0,
                     help="the latest run of this tier on each hardware, against the previous one")
 counts, series = health(url, runs, tier)
-st.caption("Each hardware's latest run against its previous run of the same tier. Regressed/improved: "
-           "Mann-Whitney p < 0.01 and a median change >= 3 % (single values: >= 5 %).")
+st.caption("Each hardware's latest run against its previous run of the same tier, series by series, with "
+           "the gate's rules (timings: Mann-Whitney p < 0.01 and a median change >= 5 %; errors: the "
+           "stored tolerance; recall: may not fall).")
 st.plotly_chart(plots.status_bars(counts), key="health_bars")
 
+total = {s: int(counts[s].sum()) if s in counts else 0 for s in verdict.ORDER}
 cols = st.columns(4)
-for col, status in zip(cols, ["regressed", "improved", "stable", "failing"]):
-    col.metric(status, int(counts[status].sum()) if status in counts else 0)
+cols[0].metric("regressed", total["regressed"])
+cols[1].metric("improved", total["improved"])
+cols[2].metric("stable", total["stable"])
+cols[3].metric("failing", total["errored"] + total["failed correctness"])
 
-worst = series[series["status"].isin(["failing", "regressed"])]
+worst = series[series["status"].isin(verdict.FAILING + ("regressed",))]
 st.subheader("Worst first")
 if worst.empty:
     st.success("Nothing regressed or failing in the latest runs.")

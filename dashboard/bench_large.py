@@ -1,0 +1,225 @@
+"""A synthetic large database (default 1M results) and the time each dashboard page takes on it.
+
+    python -m dashboard.bench_large --db /tmp/kw_1m.db [--results 1000000] [--rebuild]
+
+Layout: 4 hardware x 2 software versions, nightly runs per hardware, 500 benchmarks x 2 metrics per
+run (latency_ms with 32 samples, rel_err with 3), plus in the newest run of the first hardware an
+exponent sweep (gemm_fp32_emulation, 3 schemes x 24 x 24) and a needle grid (4 selectors x 8 x 10).
+Prints, per page, the cold time of the queries it issues and the time of a cold AppTest run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sqlite3
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+HARDWARE = [("NVIDIA H200", "9.0"), ("NVIDIA H100 80GB HBM3", "9.0"), ("NVIDIA A100-SXM4-80GB", "8.0"), (None, None)]
+SOFTWARE = [("2.10.0+cu128", "3.5.1", "12.8"), ("2.11.0+cu130", "3.6.0", "13.0")]
+TECHNIQUES = ["gemm_fp32_emulation", "exp_approx", "attention_block_sparse", "sparse_selectors", "mqar"]
+PER_RUN = 1000  # 500 benchmarks x (latency_ms, rel_err)
+
+
+def _schema(url: str) -> None:
+    from db.engine import open_db
+
+    open_db(url)
+
+
+def _envs(cur) -> list[int]:
+    ids = []
+    for h, (gpu, cc) in enumerate(HARDWARE):
+        for s, (torch, triton, cuda) in enumerate(SOFTWARE):
+            raw = {"gpu_name": gpu, "compute_capability": cc, "torch": torch, "triton": triton, "cuda": cuda,
+                   "driver": "580.159.04" if gpu else None, "python": "3.12.3", "cpu": "Synthetic Xeon"}
+            cur.execute("INSERT INTO environments (fingerprint, hardware_key, software_key, device, gpu_name, "
+                        "compute_capability, driver, cuda, torch, triton, python, cpu, raw) "
+                        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (f"fp{h}{s}", f"hw{h:014d}", f"sw{s:014d}", "cuda" if gpu else "cpu", gpu, cc,
+                         raw["driver"], cuda if gpu else None, torch, triton, "3.12.3", "Synthetic Xeon",
+                         json.dumps(raw)))
+            ids.append(cur.lastrowid)
+    return ids
+
+
+def _benchmarks(cur) -> list[int]:
+    ids = []
+    for t in TECHNIQUES:
+        for i in range(10):
+            for c in range(10):
+                cur.execute("INSERT INTO benchmarks (technique, impl, case_id, params) VALUES (?,?,?,?)",
+                            (t, f"impl_{i}", f"case_{c}", json.dumps({"n": 256 << c})))
+                ids.append(cur.lastrowid)
+    return ids
+
+
+def _rows(run_id: str, bench: list[int], base: list[float], drift: float, rng: random.Random):
+    for b, mu in zip(bench, base):
+        m = mu * drift
+        samples = [round(rng.gauss(m, 0.02 * m), 6) for _ in range(32)]
+        yield (run_id, b, "latency_ms", "ms", "lower", sorted(samples)[16], "ok", None, 1, "h", "cuda-events/v1",
+               "{}", json.dumps(samples), "{}")
+        err = 1e-7 * (1 + (b % 7))
+        yield (run_id, b, "rel_err", "1", "lower", err, "ok", None, 1, "h", None, "{}", json.dumps([err] * 3), "{}")
+
+
+def _extras(run_id: str, cur, rng: random.Random) -> int:
+    """An exponent sweep and a needle grid in one run: their pages' data."""
+    rows = []
+    for scheme in ("triton_dot_bf16x3", "triton_dot_bf16x6", "cublas_fp32"):
+        cur.execute("INSERT OR IGNORE INTO benchmarks (technique, impl, case_id, params) VALUES (?,?,?,?)",
+                    ("gemm_fp32_emulation", scheme, "exp_sweep", "{}"))
+        b = cur.execute("SELECT id FROM benchmarks WHERE technique=? AND impl=? AND case_id=?",
+                        ("gemm_fp32_emulation", scheme, "exp_sweep")).fetchone()[0]
+        for ea in range(-126, 127, 11):
+            for eb in range(-126, 127, 11):
+                bad = scheme == "triton_dot_bf16x6" and not (-110 <= ea <= 111 and -110 <= eb <= 111)
+                v = 1e-3 if bad else 2e-7 * (1 + rng.random())
+                rows.append((run_id, b, "rel_err", "1", "lower", v, "ok", None, 1, "h", None,
+                             json.dumps({"exp_a": ea, "exp_b": eb}), "[]", "{}"))
+    for sel in ("exact_topk", "mean_pool", "max_pool", "msa_index"):
+        cur.execute("INSERT INTO benchmarks (technique, impl, case_id, params) VALUES (?,?,?,?)",
+                    ("needle_retrieval", sel, "grid", "{}"))
+        b = cur.lastrowid
+        for ctx in [1024 << i for i in range(8)]:
+            for d in range(10):
+                v = 1.0 if sel == "exact_topk" else max(0.0, 1 - rng.random() * (ctx / 131072))
+                rows.append((run_id, b, "recall", "1", "higher", v, "ok", None, 1, "h", None,
+                             json.dumps({"ctx": ctx, "depth": d / 9, "strength": 1.0}), "[]", "{}"))
+    _insert(cur, rows)
+    return len(rows)
+
+
+def _insert(cur, rows) -> None:
+    cur.executemany("INSERT INTO results (run_id, benchmark_id, metric, unit, direction, value, status, error, "
+                    "impl_version, impl_hash, protocol, params, samples, stats) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    rows)
+
+
+def build(path: Path, n_results: int = 1_000_000, seed: int = 0) -> int:
+    """Create the synthetic database at path (replacing it); returns the number of results."""
+    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        p.unlink(missing_ok=True)
+    _schema(f"sqlite:///{path}")
+    rng = random.Random(seed)
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA synchronous=OFF")
+    cur = con.cursor()
+    envs, bench = _envs(cur), _benchmarks(cur)
+    base = [rng.uniform(0.01, 50.0) for _ in bench]
+    n_runs = max(1, n_results // PER_RUN)
+    start = datetime(2026, 1, 1, 2, 0, tzinfo=timezone.utc)
+    total = 0
+    for r in range(n_runs):
+        h, night = r % len(HARDWARE), r // len(HARDWARE)
+        s = 0 if night < n_runs // len(HARDWARE) // 2 else 1
+        run_id = f"synthetic-{r:06d}"
+        when = start + timedelta(days=night, minutes=10 * h)
+        cur.execute("INSERT INTO runs (id, started_at, finished_at, tier, reason, source, git_commit, git_branch, "
+                    "git_dirty, environment_id, content_hash, config, ingested_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (run_id, when.strftime("%Y-%m-%d %H:%M:%S.000000"), None, "nightly", "nightly", "synthetic",
+                     f"{rng.getrandbits(160):040x}", "main", False, envs[2 * h + s], run_id, "{}",
+                     when.strftime("%Y-%m-%d %H:%M:%S.000000")))
+        drift = 1.0 + (0.08 if night % 50 == 49 else 0.0) + 0.03 * s
+        _insert(cur, _rows(run_id, bench, base, drift, rng))
+        total += PER_RUN
+        if r == n_runs - len(HARDWARE):
+            total += _extras(run_id, cur, rng)
+        if r % 100 == 99:
+            con.commit()
+    con.commit()
+    con.execute("ANALYZE")
+    con.close()
+    return total
+
+
+PAGES = ["health", "trends", "compare", "numerics", "retrieval", "claims", "cost_model"]
+
+
+def time_queries(url: str) -> dict[str, float]:
+    """Seconds of the uncached db.queries calls each page issues on its first load."""
+    from dashboard import verdict
+    from dashboard.health import latest_pairs
+    from db import queries as q
+
+    out = {}
+    t = time.perf_counter()
+    runs = q.runs(url)
+    for _hw, latest, prev in latest_pairs(runs, "nightly"):
+        verdict.compare(q.run_results(url, prev["run_id"]) if prev is not None else q.run_results(url, ""),
+                        q.run_results(url, latest["run_id"]))
+    out["health"] = time.perf_counter() - t
+    t = time.perf_counter()
+    cat = q.catalog(url)
+    first = cat.iloc[0]
+    q.runs(url)
+    q.series_points(url, [first["benchmark_id"]], first["metric"])
+    q.change_points(url, first["technique"], first["impl"], first["case_id"], first["metric"])
+    q.acknowledgements(url, first["technique"], first["impl"], first["case_id"], first["metric"])
+    out["trends"] = time.perf_counter() - t
+    t = time.perf_counter()
+    runs = q.runs(url)
+    verdict.compare(q.run_results(url, runs["run_id"].iloc[1]), q.run_results(url, runs["run_id"].iloc[0]))
+    out["compare"] = time.perf_counter() - t
+    t = time.perf_counter()
+    r = q.technique_runs(url, "gemm_fp32_emulation", ["rel_err"], "exp_a")
+    q.technique_results(url, "gemm_fp32_emulation", ["rel_err"], r["run_id"].iloc[:1], "exp_a")
+    out["numerics"] = time.perf_counter() - t
+    t = time.perf_counter()
+    r = q.technique_runs(url, "needle_retrieval", ["recall"], "depth")
+    q.technique_results(url, "needle_retrieval", ["recall"], r["run_id"].iloc[:1], "depth")
+    out["retrieval"] = time.perf_counter() - t
+    return out
+
+
+def time_apptest(url: str) -> dict[str, float]:
+    """Seconds of a cold (caches cleared) AppTest run of each page."""
+    import os
+
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    os.environ["KWATCH_DB"] = url
+    app = str(Path(__file__).resolve().parent / "app.py")
+    out = {}
+    for page in PAGES:
+        at = AppTest.from_file(app, default_timeout=120)
+        at.run()
+        st.cache_data.clear()
+        at.switch_page(f"views/{page}.py")
+        t = time.perf_counter()
+        at.run()
+        out[page] = time.perf_counter() - t
+        if at.exception:
+            raise RuntimeError(f"{page}: {at.exception[0].value}")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", default="/tmp/kw_1m.db")
+    ap.add_argument("--results", type=int, default=1_000_000)
+    ap.add_argument("--rebuild", action="store_true")
+    a = ap.parse_args()
+    path = Path(a.db)
+    if a.rebuild or not path.exists():
+        t = time.perf_counter()
+        n = build(path, a.results)
+        print(f"built {path}: {n} results in {time.perf_counter() - t:.1f} s, "
+              f"{path.stat().st_size / 2**20:.0f} MiB")
+    url = f"sqlite:///{path}"
+    from dashboard import verdict  # noqa: F401  (scipy's import is process start-up, not page load)
+    import scipy.stats  # noqa: F401
+
+    qs, ats = time_queries(url), time_apptest(url)
+    print("| page | queries, cold (s) | AppTest page run, cold cache (s) |\n| --- | --- | --- |")
+    for page in PAGES:
+        print(f"| {page} | {qs.get(page, float('nan')):.3f} | {ats[page]:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
