@@ -15,6 +15,14 @@ from suite.techniques.attention_block_sparse.common import interpreting
 
 
 @triton.jit
+def _round_bf16(x):
+    """fp32 -> nearest-even bf16 value, kept in fp32 (the interpreter's cast truncates)."""
+    bits = x.to(tl.uint32, bitcast=True)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.to(tl.float32, bitcast=True)
+
+
+@triton.jit
 def _attend(q, acc, m_i, l_i, K, V, kv_base_k, kv_base_v, kb, offs_n, offs_d, q_pos,
             skn, skd, svn, svd, qk_scale, BLOCK: tl.constexpr, MASKED: tl.constexpr,
             UPCAST: tl.constexpr):
@@ -36,7 +44,7 @@ def _attend(q, acc, m_i, l_i, K, V, kv_base_k, kv_base_v, kb, offs_n, offs_d, q_
     l_i = l_i * alpha + tl.sum(p, 1)
     acc = acc * alpha[:, None]
     if UPCAST:
-        acc += tl.dot(p.to(tl.bfloat16).to(tl.float32), v, input_precision="ieee")
+        acc += tl.dot(_round_bf16(p), v, input_precision="ieee")
     else:
         acc += tl.dot(p.to(v.dtype), v)
     return acc, m_new, l_i
@@ -89,12 +97,16 @@ def block_sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, nu
     assert sq % block == 0 and sk % block == 0 and hq % hkv == 0
     if out is None:
         out = torch.empty_like(q)
+    interp = interpreting()
+    # The interpreter truncates fp32 -> bf16 on store: store fp32 and let torch round.
+    dst = torch.empty(out.shape, dtype=torch.float32, device=out.device) if interp else out
     nq, nk = sq // block, sk // block
     grid = (nq, bsz * hq)
-    interp = interpreting()
     warps = 4 if (block <= 64 or interp) else 8
     block_sparse_fwd[grid](
-        q, k, v, out, num, idx, *q.stride(), *k.stride(), *v.stride(), *out.stride(),
+        q, k, v, dst, num, idx, *q.stride(), *k.stride(), *v.stride(), *dst.stride(),
         *num.stride(), *idx.stride(), hq, hq // hkv, nk - nq, (1.0 / math.sqrt(d)) * 1.4426950408889634,
         BLOCK=block, HEAD_DIM=d, UPCAST=interp, num_warps=warps, num_stages=1 if interp else 3)
+    if interp:
+        out.copy_(dst)
     return out

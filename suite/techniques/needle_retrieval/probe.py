@@ -1,0 +1,46 @@
+"""The needle grid: depth (11 steps, 0..100%) x strength at the case's context, one row per cell
+and metric, case ids like ctx16k_depth50_s4 (the selector is the implementation)."""
+from __future__ import annotations
+
+import sys
+
+import torch
+
+from suite.techniques.attention_block_sparse.common import dense_block_mask
+from suite.techniques.attention_block_sparse.triton_kernel import block_sparse_attention
+from suite.techniques.needle_retrieval.common import dense_question, haystack, score_cell
+from suite.techniques.sparse_selectors.common import select
+
+DEPTHS = tuple(i / 10 for i in range(11))
+_UNITS = {"recall": "1", "fidelity_cos": "1", "retrieval": "1"}
+
+
+def cell_id(ctx: int, depth: float, strength: float) -> str:
+    """Stable grid-cell id, e.g. ctx16k_depth50_s4 (strength -2 -> sm2)."""
+    s = f"{strength:g}".replace("-", "m")
+    return f"ctx{ctx // 1024}k_depth{round(depth * 100)}_s{s}"
+
+
+def run_cell(selector: str, p: dict, depth: float, strength: float, seed: int, device: str) -> dict:
+    """One grid cell: haystack, selection, sparse and dense outputs, its three metrics."""
+    h = haystack(p["ctx"], depth, strength, p["block"], p["hq"], p["hkv"], p["d"], seed, device)
+    num, idx = select(selector, h["q"], h["k"], p["block"], p["density"])
+    out = block_sparse_attention(h["q"], h["k"], h["v"], num, idx, p["block"])
+    chosen = dense_block_mask(num, idx)[0, :, -1, h["needle"] // p["block"]].all()
+    return score_cell(out, dense_question(h["q"], h["k"], h["v"], "fp32"), h["v"], h["needle"],
+                      bool(chosen))
+
+
+def probe(fn, case, device: str, seed: int) -> list[dict]:
+    selector = sys.modules[fn.__module__].SELECTOR
+    p = case.params
+    rows = []
+    for strength in p["strengths"]:
+        for depth in DEPTHS:
+            cell = run_cell(selector, p, depth, strength, seed, device)
+            for metric, value in cell.items():
+                rows.append({"metric": metric, "unit": _UNITS[metric], "direction": "higher",
+                             "value": value, "case": cell_id(p["ctx"], depth, strength),
+                             "params": {"ctx": p["ctx"], "depth": depth, "strength": strength,
+                                        "seed": seed}})
+    return rows

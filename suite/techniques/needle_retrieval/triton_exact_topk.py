@@ -1,0 +1,13 @@
+"""Needle pipeline: selector 'exact_topk', then our Triton block-sparse kernel on the question block."""
+import torch
+
+from suite.techniques.attention_block_sparse.triton_kernel import block_sparse_attention
+from suite.techniques.sparse_selectors.common import exact_topk
+
+SELECTOR = "exact_topk"
+
+
+def run(out: torch.Tensor, q, k, v, block: int, density: float) -> None:
+    """out (1,Hq,Bq,D) bf16 = attention of the question queries over the selected KV blocks."""
+    num, idx = exact_topk(q, k, block, density)
+    block_sparse_attention(q, k, v, num, idx, block, out=out)

@@ -1,0 +1,13 @@
+"""Needle pipeline: selector 'max_pool', then our Triton block-sparse kernel on the question block."""
+import torch
+
+from suite.techniques.attention_block_sparse.triton_kernel import block_sparse_attention
+from suite.techniques.sparse_selectors.common import max_pool
+
+SELECTOR = "max_pool"
+
+
+def run(out: torch.Tensor, q, k, v, block: int, density: float) -> None:
+    """out (1,Hq,Bq,D) bf16 = attention of the question queries over the selected KV blocks."""
+    num, idx = max_pool(q, k, block, density)
+    block_sparse_attention(q, k, v, num, idx, block, out=out)
