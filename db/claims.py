@@ -72,29 +72,43 @@ def hardware_seen(session: Session) -> list[str]:
     return sorted({g for g in session.scalars(select(Environment.gpu_name)) if g})
 
 
-def _rows(session: Session, technique: str, metric: str | None, impls: tuple[str, ...] | None) -> list[dict]:
-    q = (select(Result.value, Result.metric, Result.direction, Result.params, Benchmark.impl,
-                Benchmark.case_id, Run.id, Run.started_at, Environment.gpu_name, Environment.device)
-         .join(Benchmark, Result.benchmark_id == Benchmark.id).join(Run, Result.run_id == Run.id)
+def _filtered(q, technique: str, metric: str | None, impls: tuple[str, ...] | None, case: str | None):
+    q = (q.select_from(Result).join(Benchmark, Result.benchmark_id == Benchmark.id).join(Run, Result.run_id == Run.id)
          .join(Environment, Run.environment_id == Environment.id)
          .where(Benchmark.technique == technique, Result.status == "ok", Result.value.is_not(None)))
     if metric is not None:
         q = q.where(Result.metric == metric)
     if impls is not None:
         q = q.where(Benchmark.impl.in_(impls))
+    if case is not None:
+        q = q.where(Benchmark.case_id == case)
+    return q
+
+
+def latest_run_id(session: Session, technique: str, metric: str | None, impls: tuple[str, ...] | None,
+                  case: str | None, runs_on: tuple[str, ...], cpu_ok: bool,
+                  need: tuple[tuple[str, ...], ...] = ()) -> str | None:
+    """The most recent run with valid rows of technique (metric, impls, case) on matching hardware
+    that holds, for each group in `need`, at least one of its implementations."""
+    q = _filtered(select(Run.id, Run.started_at, Environment.gpu_name, Environment.device,
+                         Benchmark.impl).distinct(), technique, metric, impls, case)
+    runs: dict[str, tuple] = {}
+    for run_id, started, gpu, device, impl in session.execute(q):
+        if _matches(gpu, device, runs_on, cpu_ok):
+            runs.setdefault(run_id, (started, set()))[1].add(impl)
+    ok = [(_ts(st), rid) for rid, (st, have) in runs.items() if all(have & set(g) for g in need)]
+    return max(ok)[1] if ok else None
+
+
+def _rows(session: Session, technique: str, metric: str | None, impls: tuple[str, ...] | None,
+          case: str | None, run_id: str) -> list[dict]:
+    """Valid stored rows of one run, as dicts."""
+    q = _filtered(select(Result.value, Result.metric, Result.direction, Result.params, Benchmark.impl,
+                         Benchmark.case_id, Run.id, Run.started_at, Environment.gpu_name, Environment.device),
+                  technique, metric, impls, case).where(Run.id == run_id)
     return [{"value": r[0], "metric": r[1], "direction": r[2], "params": r[3] or {}, "impl": r[4],
              "case": r[5], "run_id": r[6], "started_at": r[7], "gpu_name": r[8], "device": r[9],
              "technique": technique} for r in session.execute(q)]
-
-
-def _latest_run(rows: list[dict]) -> list[dict]:
-    """Rows of the most recent run among `rows`."""
-    runs: dict[str, list[dict]] = {}
-    for r in rows:
-        runs.setdefault(r["run_id"], []).append(r)
-    if not runs:
-        return []
-    return max(runs.values(), key=lambda rs: (_ts(rs[0]["started_at"]), rs[0]["run_id"]))
 
 
 def _ts(t) -> float:
@@ -112,17 +126,13 @@ def _pick(values: list[float], higher: bool, how: str) -> float:
 
 def measure(session: Session, sel: Selector, runs_on: tuple[str, ...]) -> tuple[float, str, list[dict]] | None:
     """The selector's value from the latest matching run: (value, detail, evidence) or None."""
-    rows = [r for r in _rows(session, sel.technique, sel.metric, sel.impls() + sel.baselines())
-            if _matches(r["gpu_name"], r["device"], runs_on, sel.cpu_ok)
-            and (sel.case is None or r["case"] == sel.case)
-            and all(r["params"].get(k) == v for k, v in sel.params.items())]
-    # A run counts only if it has one of the impls and, for a ratio, one of the baselines.
-    runs: dict[str, list[dict]] = {}
-    for r in rows:
-        runs.setdefault(r["run_id"], []).append(r)
-    usable = [rs for rs in runs.values() if any(x["impl"] in sel.impls() for x in rs)
-              and (not sel.baselines() or any(x["impl"] in sel.baselines() for x in rs))]
-    run = _latest_run([r for rs in usable for r in rs])
+    impls = sel.impls() + sel.baselines()
+    need = (sel.impls(), sel.baselines()) if sel.baselines() else (sel.impls(),)
+    run_id = latest_run_id(session, sel.technique, sel.metric, impls, sel.case, runs_on, sel.cpu_ok, need)
+    if run_id is None:
+        return None
+    run = [r for r in _rows(session, sel.technique, sel.metric, impls, sel.case, run_id)
+           if all(r["params"].get(k) == v for k, v in sel.params.items())]
     if not run:
         return None
     higher = run[0]["direction"] == "higher"
@@ -160,18 +170,17 @@ def measure(session: Session, sel: Selector, runs_on: tuple[str, ...]) -> tuple[
 
 
 def custom_measure(session: Session, chk: Custom, runs_on: tuple[str, ...]):
-    """A Custom check over the latest matching run of its technique."""
-    rows = [r for r in _rows(session, chk.technique, None, None)
-            if _matches(r["gpu_name"], r["device"], runs_on, True)]
-    run = _latest_run(rows)
-    if not run:
+    """A Custom check over the latest matching run of its technique (rows of chk.metric, if set)."""
+    run_id = latest_run_id(session, chk.technique, chk.metric, None, None, runs_on, True)
+    if run_id is None:
         return None
+    run = _rows(session, chk.technique, chk.metric, None, None, run_id)
     out = resolve(chk.target)(run)
     if out is None:
         return None
     value, detail = out
     gpu = run[0]["gpu_name"] or "CPU"
-    return value, f"run {run[0]['run_id']} on {gpu}: {detail}", []
+    return value, f"run {run_id} on {gpu}: {detail}", []
 
 
 # ---------------------------------------------------------------- the ledger

@@ -7,6 +7,14 @@ from pathlib import Path
 from suite.claims.spec import Claim
 
 _SUITE = Path(__file__).resolve().parent.parent
+# The page's sections in page order: the ledger lists claims in this order (stable within one).
+PAGE_ORDER = ("Diagram", "Design — sparse attention", "Morton", "Approximate exponential", "BF16x9",
+              "megakernels", "Kernel synthesis", "Native FP4", "Thread block clusters", "RoPE",
+              "Feed-forward", "Example", "Interview")
+
+
+def page_position(section: str) -> int:
+    return next((i for i, key in enumerate(PAGE_ORDER) if key in section), len(PAGE_ORDER))
 
 
 def claim_modules() -> list[str]:
@@ -18,7 +26,7 @@ def claim_modules() -> list[str]:
 
 
 def all_claims() -> list[Claim]:
-    """Every claim, ids unique; a module whose CLAIMS is malformed raises naming it."""
+    """Every claim in page order, ids unique; a module whose CLAIMS is malformed raises naming it."""
     found: dict[str, Claim] = {}
     for name in claim_modules():
         claims = getattr(importlib.import_module(name), "CLAIMS", None)
@@ -28,7 +36,7 @@ def all_claims() -> list[Claim]:
             if c.id in found:
                 raise ValueError(f"claim id {c.id!r} defined twice (second in {name})")
             found[c.id] = c
-    return list(found.values())
+    return sorted(found.values(), key=lambda c: page_position(c.section))
 
 
 def get(claim_id: str) -> Claim:

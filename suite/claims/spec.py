@@ -136,6 +136,7 @@ class Custom:
 
     technique: str
     target: str
+    metric: str | None = None  # only rows of this metric are passed (None: every metric)
 
 
 @dataclass(frozen=True)

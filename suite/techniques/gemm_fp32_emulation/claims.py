@@ -10,20 +10,35 @@ BF16X9 = ("triton_bf16x9", "triton_bf16x9_regsplit", "triton_bf16x9_chain")
 BIG = "m8192n8192k8192"
 
 
+def valid_range(rows: list[dict], impl: str) -> tuple[int, int] | None:
+    """The run of exp_a values around 0 (exp_b = 0) where `impl` stays within fp32 accuracy, from
+    the exponent sweep's within_fp32 rows; None without such rows."""
+    ok = {r["params"]["exp_a"]: r["value"] == 1.0 for r in rows
+          if r["impl"] == impl and r["metric"] == "within_fp32" and r["params"].get("exp_b") == 0
+          and "exp_a" in r["params"]}
+    exps = sorted(ok)
+    if 0 not in ok or not ok[0]:
+        return None
+    i = j = exps.index(0)
+    while i > 0 and ok[exps[i - 1]]:
+        i -= 1
+    while j < len(exps) - 1 and ok[exps[j + 1]]:
+        j += 1
+    return exps[i], exps[j]
+
+
 def bf16x6_region(rows: list[dict]):
     """How far (in exponents) BF16x6's measured fp32-accurate range falls short of [-110, 111] on
     either side, from the exponent sweep (exp_a with exp_b = 0); None without sweep rows."""
-    from suite.techniques.gemm_fp32_emulation.sweep import region
-
     for impl in ("triton_bf16x6", "triton_bf16x6_regsplit", "triton_dot_bf16x6", "torch_emul_bf16x6"):
-        r = region(rows, impl)
-        edges = r.get("exp_a_with_b0") if r else None
+        edges = valid_range(rows, impl)
         if edges:
             lo, hi = edges
             short = max(0, lo - (-110), 111 - hi)
-            return float(short), (f"{impl}: within 4x fp32's error for exp_a in [{lo}, {hi}] with exp_b = 0; "
-                                  f"square box {r.get('square_box')}; {r['valid_points']}/{r['points']} grid "
-                                  f"points valid; short of [-110, 111] by {short}")
+            n = sum(1 for r in rows if r["impl"] == impl and r["metric"] == "within_fp32")
+            return float(short), (f"{impl}: within fp32 accuracy (error <= 4x cuBLAS FP32's) for exp_a in "
+                                  f"[{lo}, {hi}] with exp_b = 0 ({n} sweep points stored); short of "
+                                  f"[-110, 111] by {short}")
     return None
 
 
@@ -58,6 +73,6 @@ CLAIMS = (
           "(roughly [-110, 111]).",
           (-110, 111), "exponent", PAGE, "authors", "any", SECTION,
           at_most(8, wording="'roughly' -> each edge within 8 exponents (about one sweep-grid step)"),
-          Custom(T, "suite.techniques.gemm_fp32_emulation.claims:bf16x6_region"),
+          Custom(T, "suite.techniques.gemm_fp32_emulation.claims:bf16x6_region", "within_fp32"),
           technique=T, quantity="exponents by which the measured valid range falls short of the claimed"),
 )

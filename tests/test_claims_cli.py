@@ -1,0 +1,42 @@
+"""`kwatch claims` in every format, from a database and from result files; docs/claims.md is current."""
+import json
+from pathlib import Path
+
+from tests.conftest import ROOT, kwatch
+
+H200_FILE = Path(__file__).parent / "fixtures" / "claims" / "h200_gemm_foundation.json"
+
+
+def test_claims_json_from_database(tmp_path):
+    url = f"sqlite:///{tmp_path / 'kw.db'}"
+    assert kwatch("ingest", str(H200_FILE), "--db", url).returncode == 0
+    proc = kwatch("claims", "--format", "json", "--db", url)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    by_id = {c["id"]: c for c in doc["claims"]}
+    assert sum(doc["counts"].values()) == len(doc["claims"]) >= 45
+    assert by_id["bf16x9_up_to_3x"]["status"] == "not reproducible on our hardware"
+    assert by_id["bf16x9_up_to_3x"]["projection"]["label"] == "projection"
+    assert by_id["prefill_saving_chat_10pct"]["status"] == "reproduced"
+
+
+def test_claims_markdown_and_table_from_result_files(tmp_path):
+    out = tmp_path / "claims.md"
+    proc = kwatch("claims", "--results", str(H200_FILE), "--format", "markdown", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert "# Claims ledger" in text and "**projection** (not a measurement)" in text
+    assert "h200_gemm_foundation.json" in text and "| contradicted |" in text
+    table = kwatch("claims", "--results", str(H200_FILE), "--status", "contradicted")
+    assert table.returncode == 0 and "fp4_2x_fp8_weight" in table.stdout and "prefill_sav" not in table.stdout
+    assert kwatch("claims", "--format", "yaml", "--results", str(H200_FILE)).returncode != 0
+
+
+def test_committed_claims_doc_lists_every_claim():
+    """docs/claims.md (generated from results/h200) carries every claim of the ledger."""
+    from suite.claims.registry import all_claims
+
+    text = (ROOT / "docs" / "claims.md").read_text()
+    assert "kwatch claims --results results/h200" in text
+    missing = [c.id for c in all_claims() if f"### {c.id}" not in text]
+    assert not missing, f"regenerate docs/claims.md; missing {missing}"

@@ -1,0 +1,152 @@
+"""Claim statuses from real H200 result rows ingested into SQLite and PostgreSQL: a claim's status
+changes when the stored results do."""
+import copy
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from db.claims import evaluate, ledger
+from db.engine import open_db
+from db.ingest import ingest_docs
+from suite.claims.spec import (CONTRADICTED, NOT_ON_OUR_HARDWARE, NOT_REPRODUCED, PENDING, REPRODUCED, STATUSES,
+                               Claim, Custom, Selector, stated, up_to)
+
+H200_FILE = Path(__file__).parent / "fixtures" / "claims" / "h200_gemm_foundation.json"
+T = "gemm_fp32_emulation"
+BIG = "m8192n8192k8192"
+
+
+def h200_doc() -> dict:
+    """A real nightly run of gemm_fp32_emulation on the H200 (samples trimmed)."""
+    return json.loads(H200_FILE.read_text())
+
+
+def later(doc: dict, run_id: str, minutes: int = 10, gpu: str | None = None, scale: dict | None = None) -> dict:
+    """A copy of doc as a later run: new id and start time, optionally on another GPU, with the
+    values of (impl, metric) pairs multiplied by scale[(impl, metric)]."""
+    d = copy.deepcopy(doc)
+    d["run"]["id"] = run_id
+    d["run"]["started_at"] = d["run"]["started_at"].replace("19:32:35", f"19:{32 + minutes:02d}:35")
+    if gpu:
+        d["run"]["env"]["gpu_name"] = gpu
+    for r in d["results"]:
+        f = (scale or {}).get((r["impl"], r["metric"]))
+        if f is not None and r["value"] is not None:
+            r["value"] *= f
+    return d
+
+
+def status_of(url: str, claim: Claim):
+    with open_db(url)() as s:
+        [v] = evaluate(s, [claim])
+    return v
+
+
+FP32_51 = Claim("test_cublas_fp32_51", "cuBLAS FP32 runs 8192^3 at 51 TFLOP/s on the H200.", 51, "TFLOP/s",
+                "the project's notes", "independent", "H200", "test", stated(51),
+                Selector(T, "tflops", "cublas_fp32", case=BIG), technique=T, runs_on=("H200",))
+X6_UP_TO_3 = Claim("test_bf16x6_up_to_3x", "BF16x6 up to 3x FP32.", 3, "x", "test", "vendor", "H200", "test",
+                   up_to(3), Selector(T, "tflops", ("triton_dot_bf16x6",), case=BIG, over="cublas_fp32"),
+                   technique=T, runs_on=("H200",))
+ON_B200 = Claim("test_b200", "BF16x6 over FP32 is 1.4x on B200.", 1.4, "x", "test", "vendor", "B200", "test",
+                stated(1.4), Selector(T, "tflops", "triton_dot_bf16x6", case=BIG, over="cublas_fp32"),
+                technique=T, runs_on=("B200",),
+                analog=Selector(T, "tflops", "triton_dot_bf16x6", case=BIG, over="cublas_fp32"),
+                projection="suite.claims.projections:fp32_emulation_blackwell")
+
+
+def test_no_results_pending_then_reproduced_then_contradicted(db_url):
+    # Empty database: an any-hardware claim is pending; an H200 claim has no H200 run to go on.
+    assert status_of(db_url, dataclasses.replace(FP32_51, runs_on=())).status == PENDING
+    assert status_of(db_url, FP32_51).status == NOT_ON_OUR_HARDWARE
+    factory = open_db(db_url)
+    ingest_docs(factory, [("h200", h200_doc())])
+    v = status_of(db_url, FP32_51)
+    assert v.status == REPRODUCED and v.value == pytest.approx(51.25, abs=0.01)
+    assert "e0a9b31f" in v.detail and v.evidence
+    # A later run where cuBLAS FP32 is 40% slower: the claim is now contradicted.
+    ingest_docs(factory, [("slower", later(h200_doc(), "later-slower", scale={("cublas_fp32", "tflops"): 0.6}))])
+    v = status_of(db_url, FP32_51)
+    assert v.status == CONTRADICTED and v.value == pytest.approx(30.75, abs=0.01)
+    assert "later-slower" in v.detail
+
+
+def test_ratio_up_to_claim_not_reproduced_then_reproduced(db_url):
+    factory = open_db(db_url)
+    ingest_docs(factory, [("h200", h200_doc())])
+    v = status_of(db_url, X6_UP_TO_3)
+    assert v.status == NOT_REPRODUCED  # 71.0 / 51.2 = 1.39x: a best case not reached, not refuted
+    assert v.value == pytest.approx(71.0 / 51.25, rel=1e-3)
+    ingest_docs(factory, [("faster", later(h200_doc(), "later-x6", scale={("triton_dot_bf16x6", "tflops"): 2.1}))])
+    assert status_of(db_url, X6_UP_TO_3).status == REPRODUCED  # 2.92x >= 90% of 3x
+
+
+def test_absent_hardware_gives_projection_until_a_run_on_it_is_stored(db_url):
+    factory = open_db(db_url)
+    ingest_docs(factory, [("h200", h200_doc())])
+    v = status_of(db_url, ON_B200)
+    assert v.status == NOT_ON_OUR_HARDWARE and v.value is None
+    assert v.analog == pytest.approx(71.0 / 51.25, rel=1e-3)  # our H200 measurement, shown beside it
+    p = v.projection
+    # GB200 ceiling 2500 / (9 x 80) = 3.47x, times our efficiency 1.385 / (989.5 / (9 x 67) = 1.64).
+    assert p.value == pytest.approx(3.4722 * (71.0 / 51.25) / (989.5 / 603), rel=1e-3)
+    assert any("GB200" in s for s in p.sources) and v.row()["projection"]["label"] == "projection"
+    # The same measurements stored as a B200 run: the claim is now judged on them.
+    ingest_docs(factory, [("b200", later(h200_doc(), "on-b200", gpu="NVIDIA B200"))])
+    v = status_of(db_url, ON_B200)
+    assert v.status == REPRODUCED and v.projection is None and "NVIDIA B200" in v.detail
+
+
+def test_failed_correctness_rows_never_count(db_url):
+    factory = open_db(db_url)
+    doc = later(h200_doc(), "all-failed")
+    for r in doc["results"]:
+        r["status"], r["error"] = "failed_correctness", "error above tolerance"
+    ingest_docs(factory, [("failed", doc)])
+    assert status_of(db_url, FP32_51).status == PENDING  # an H200 run exists, but no valid row
+
+
+def test_custom_check_over_sweep_rows(db_url):
+    """bf16x6_exponent_range's rule over exponent-sweep rows: valid on [-110, 111] reproduces it,
+    a scheme failing from -64 down contradicts it."""
+    from suite.claims.registry import get
+
+    claim = get("bf16x6_exponent_range")
+    assert isinstance(claim.check, Custom)
+    grid = (-140, -126, -110, -64, 0, 64, 111, 127)
+
+    def sweep_doc(run_id: str, minutes: int, lowest_valid: int) -> dict:
+        d = later(h200_doc(), run_id, minutes)
+        base = d["results"][0]
+        d["results"] = []
+        for ea in grid:
+            for eb in grid:
+                ok = lowest_valid <= ea <= 111 and lowest_valid <= eb <= 111
+                d["results"].append(dict(base, impl="triton_bf16x6", case=f"sweep_ea{ea:+d}_eb{eb:+d}",
+                                         metric="within_fp32", unit="bool", direction="higher",
+                                         value=1.0 if ok else 0.0, samples=[], stats={},
+                                         params={"m": 256, "n": 256, "k": 256, "exp_a": ea, "exp_b": eb}))
+        return d
+
+    factory = open_db(db_url)
+    ingest_docs(factory, [("good", sweep_doc("sweep-good", 5, -110))])
+    v = status_of(db_url, claim)
+    assert v.status == REPRODUCED and v.value == 0 and "[-110, 111]" in v.detail
+    ingest_docs(factory, [("bad", sweep_doc("sweep-bad", 20, -64))])
+    v = status_of(db_url, claim)
+    assert v.status == CONTRADICTED and v.value == 46
+
+
+def test_whole_ledger_on_real_results(db_url):
+    ingest_docs(open_db(db_url), [("h200", h200_doc())])
+    rows = ledger(db_url)
+    by_id = {r["id"]: r for r in rows}
+    assert all(r["status"] in STATUSES for r in rows)
+    assert by_id["prefill_saving_doc_10pct"]["status"] == REPRODUCED
+    assert by_id["fp4_2x_fp8_weight_bytes"]["status"] == CONTRADICTED
+    x9 = by_id["bf16x9_up_to_3x"]
+    assert x9["status"] == NOT_ON_OUR_HARDWARE and x9["projection"]["label"] == "projection"
+    assert x9["projection"]["value"] > 0
+    assert by_id["ssa_52x"]["status"] == PENDING and "independent" in by_id["ssa_52x"]["detail"]

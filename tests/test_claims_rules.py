@@ -1,0 +1,131 @@
+"""The claim status rule, the bands, the arithmetic checks and the ledger's integrity (no database)."""
+import math
+
+import pytest
+
+from suite.claims import arithmetic as ar
+from suite.claims.registry import all_claims
+from suite.claims.spec import (CONTRADICTED, MEASURED_BY, NOT_REPRODUCED, REPRODUCED, Arithmetic, Band, Claim,
+                               Selector, about, at_least, at_most, judge, rounded, stated, up_to)
+from suite.spec import resolve
+
+
+@pytest.mark.parametrize("band,value,status", [
+    (about(28), 31.25, REPRODUCED),          # +-15%: [23.8, 32.2]
+    (about(28), 33.0, CONTRADICTED),
+    (about(28), 23.0, CONTRADICTED),
+    (stated(2), 1.78, CONTRADICTED),         # +-10%: [1.8, 2.2]
+    (stated(2), 1.9, REPRODUCED),
+    (rounded(1.5, 0.05), 1.479, REPRODUCED),
+    (rounded(1.5, 0.05), 1.44, CONTRADICTED),
+    (up_to(3), 2.8, REPRODUCED),             # >= 90% of a best case
+    (up_to(3), 1.4, NOT_REPRODUCED),         # a best case not reached is not a contradiction
+    (up_to(3), 9.0, REPRODUCED),
+    (at_most(2.0), 1.56, REPRODUCED),
+    (at_most(2.0), 2.01, CONTRADICTED),
+    (at_least(0.9, weak=True), 0.5, NOT_REPRODUCED),
+    (at_least(0.9), 0.5, CONTRADICTED),
+    (Band(None, 9.7e-5, "above"), 1.2e-4, NOT_REPRODUCED),
+    (Band(None, 9.7e-5, "above"), 8.0e-5, REPRODUCED),
+    (Band(1.0, 2.0, "below"), 2.5, CONTRADICTED),  # the weak side is only the side named
+])
+def test_judge(band, value, status):
+    assert judge(value, band) == status
+
+
+def test_band_rejects_nonsense():
+    with pytest.raises(ValueError):
+        Band(2.0, 1.0)
+    with pytest.raises(ValueError):
+        Band(1.0, 2.0, weak="sideways")
+
+
+def test_claim_needs_band_for_a_check_and_known_measured_by():
+    sel = Selector("t", "tflops", "x")
+    with pytest.raises(ValueError, match="band"):
+        Claim("c", "s", 1, "x", "src", "vendor", "any", "sec", None, sel)
+    with pytest.raises(ValueError, match="measured_by"):
+        Claim("c", "s", 1, "x", "src", "marketing", "any", "sec")
+
+
+@pytest.mark.parametrize("workload,saving,share", [
+    ("chat", 1.5, 36), ("rag", 4.9, 89), ("doc", 7.8, 97), ("repo", 9.3, 99)])
+def test_prefill_table_recomputed(workload, saving, share):
+    s, _ = ar.prefill_saving(workload, 0.10)
+    p, _ = ar.prefill_share(workload)
+    assert round(s, 1) == saving and round(p) == share
+
+
+def test_prefill_saving_with_full_sparsity_is_one_and_ceiling_exceeds_any_saving():
+    assert ar.prefill_saving("doc", 1.0)[0] == pytest.approx(1.0)
+    assert ar.prefill_ceiling("doc")[0] > ar.prefill_saving("doc", 0.01)[0] > ar.prefill_saving("doc")[0]
+
+
+def test_rope_and_bf16_arithmetic():
+    assert ar.rope_table()[0] == pytest.approx(16.777216)
+    assert ar.rope_table(bytes_per_value=4)[0] == pytest.approx(67.108864)
+    assert ar.rope_table(bytes_per_value=2)[0] == pytest.approx(33.554432)
+    assert ar.bf16_spacing(100_000)[0] == 512 and ar.bf16_spacing(1.5)[0] == 2 ** -7
+
+
+def test_morton_codes_and_tiles():
+    assert [ar.morton(x, y) for y in range(4) for x in range(4)] == [0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13,
+                                                                     10, 11, 14, 15]  # the page's grid
+    assert ar.morton_tile_span()[0] == 4
+    assert ar.rowmajor_tile_rows()[0] == 2
+
+
+def test_hardware_arithmetic():
+    assert ar.peak_ratio("GB200", "bf16", "fp32")[0] == pytest.approx(31.25)
+    assert ar.utilisation(1605, "B200")[0] == pytest.approx(71.33, abs=0.01)
+    assert ar.fp4_weight_bytes_ratio(16, 8)[0] == pytest.approx(8 / 4.5)
+    assert ar.fp4_weight_bytes_ratio(32, 8)[0] == pytest.approx(8 / 4.25)
+    assert ar.nsa_kv_ratio()[0] == pytest.approx(65536 / 5632)
+
+
+def _arith_status(cid):
+    c = next(c for c in all_claims() if c.id == cid)
+    value, _ = resolve(c.check.target)(**c.check.kwargs)
+    return judge(value, c.band)
+
+
+@pytest.mark.parametrize("cid,status", [
+    ("prefill_saving_chat_10pct", REPRODUCED), ("prefill_saving_repo_10pct", REPRODUCED),
+    ("rope_table_67mb_fp32", REPRODUCED), ("rope_table_34mb_fp16", REPRODUCED),
+    ("bf16_28x_fp32_gb200", REPRODUCED), ("fa4_71pct_utilisation_b200", REPRODUCED),
+    ("fp4_2x_fp8_weight_bytes", CONTRADICTED), ("rowmajor_2x2_tile_4_rows", CONTRADICTED),
+])
+def test_ledger_arithmetic_statuses(cid, status):
+    assert _arith_status(cid) == status
+
+
+def test_ledger_integrity():
+    claims = all_claims()
+    ids = [c.id for c in claims]
+    assert len(ids) == len(set(ids)) and len(ids) >= 45
+    for c in claims:
+        assert c.measured_by in MEASURED_BY and c.source and c.statement and c.unit
+        if isinstance(c.check, Arithmetic):
+            assert c.measured_by == "arithmetic" or c.note
+            value, detail = resolve(c.check.target)(**c.check.kwargs)
+            assert math.isfinite(value) and detail
+        if c.projection:
+            resolve(c.projection)  # importable
+        if c.runs_on and c.check is None:
+            assert c.projection, f"{c.id}: hardware-bound claim without a projection (or its reason)"
+
+
+def test_every_claim_id_a_technique_lists_exists():
+    from suite.registry import techniques
+
+    known = {c.id for c in all_claims()}
+    for tech in techniques().values():
+        missing = set(tech.claims) - known
+        assert not missing, f"{tech.name} lists unknown claims {sorted(missing)}"
+
+
+def test_the_page_figures_named_by_the_issue_are_all_in_the_ledger():
+    figures = {(c.figure if not isinstance(c.figure, tuple) else c.figure) for c in all_claims()}
+    for f in (1605, 71, 1.3, 2.7, 28, 3, (-110, 111), (1.2, 6.7), 12.5, 78, 250, 100, 96, 52, 12e6, 2, 3.5,
+              16.8, 67, 34, 1.5, 4.9, 7.8, 9.3):
+        assert f in figures, f
