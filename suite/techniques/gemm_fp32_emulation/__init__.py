@@ -17,6 +17,10 @@ def _square(n: int, tiers: tuple[str, ...], seeds: int = 3) -> Case:
     return Case(f"m{n}n{n}k{n}", {"m": n, "n": n, "k": n}, tiers, seeds)
 
 
+def _ours(name: str, scheme: str, note: str) -> Impl:
+    return Impl(name, f"{_PKG}.{name}:run", requires=("triton",), accuracy=scheme, note=note)
+
+
 TECHNIQUE = Technique(
     name="gemm_fp32_emulation",
     section="BF16x9 and BF16x6 — FP32 accuracy on BF16 silicon",
@@ -36,6 +40,21 @@ TECHNIQUE = Technique(
              accuracy="bf16x3"),
         Impl("triton_dot_bf16x6", f"{_PKG}.triton_dot_bf16x6:run", requires=("triton",),
              accuracy="bf16x6"),
+        _ours("triton_bf16x9", "bf16x9", "bf16 planes (split kernel) + one GEMM, IEEE add per K step"),
+        _ours("triton_bf16x6", "bf16x6", "bf16 planes (split kernel) + one GEMM, IEEE add per K step"),
+        _ours("triton_bf16x3", "bf16x3", "bf16 planes (split kernel) + one GEMM, IEEE add per K step"),
+        _ours("triton_tf32x3", "tf32x3", "tf32 planes (split kernel) + one GEMM, IEEE add per K step"),
+        _ours("triton_bf16x9_regsplit", "bf16x9", "fp32 tiles split into bf16 in registers"),
+        _ours("triton_bf16x6_regsplit", "bf16x6", "fp32 tiles split into bf16 in registers"),
+        _ours("triton_bf16x3_regsplit", "bf16x3", "fp32 tiles split into bf16 in registers"),
+        _ours("triton_bf16x9_chain", "bf16x9", "bf16 planes, one tensor-core chain over all of K"),
+        _ours("triton_bf16x3_chain", "bf16x3", "bf16 planes, one tensor-core chain over all of K"),
+        # Fast and wrong, judged in the fp32 class on purpose: the gate must mark it failed.
+        Impl("cublas_bf16x9_kcat", f"{_PKG}.cublas_bf16x9_kcat:run", accuracy="fp32",
+             note="one bf16 cuBLAS GEMM over K-concatenated pieces (9K), fp32 out"),
+        # The schemes in torch (exact products, IEEE adds): the CPU reference for CI sweeps.
+        *(Impl(f"torch_emul_{s}", f"{_PKG}.torch_emul_{s}:run", requires=("cpu",), accuracy=s)
+          for s in ("bf16x9", "bf16x6", "bf16x3", "tf32x3")),
     ),
     cases=(
         _square(64, ("smoke",)),
@@ -47,6 +66,7 @@ TECHNIQUE = Technique(
         _square(16384, ("full",), seeds=1),
         Case("m16384n256k8192", {"m": 16384, "n": 256, "k": 8192}, ("full",)),
         Case("m256n16384k8192", {"m": 256, "n": 16384, "k": 8192}, ("full",)),
+        Case("m8192n8192k256", {"m": 8192, "n": 8192, "k": 256}, ("full",)),
     ),
     # The plain low-precision run of each scheme's math, against which error is judged.
     tolerances={
@@ -55,6 +75,7 @@ TECHNIQUE = Technique(
         "tf32x3": Tolerance(f"{_REF}:lowp_tf32x3", k=4.0),
         "bf16x3": Tolerance(f"{_REF}:lowp_bf16x3", k=4.0),
         "bf16x6": Tolerance(f"{_REF}:lowp_bf16x6", k=4.0),
+        "bf16x9": Tolerance(f"{_REF}:lowp_bf16x9", k=4.0),
     },
     metrics=(LATENCY, TFLOPS, REL_ERR),
     flops=_flops,

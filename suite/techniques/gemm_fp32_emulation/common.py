@@ -1,10 +1,19 @@
-"""Shared math for FP32 GEMM emulation: operand splits, precision switch, one Triton GEMM."""
+"""Shared math for FP32 GEMM emulation: operand splits, product sets, precision switch, launchers."""
 from __future__ import annotations
 
 import contextlib
 import os
 
 import torch
+
+# Pieces per operand and the (i, j) piece products each scheme keeps (0 = hi, 1 = mid, 2 = lo).
+# BF16x6 keeps the products with i + j <= 2; BF16x3 and TF32x3 keep hi*hi, hi*lo, lo*hi of a 2-way split.
+SCHEMES: dict[str, tuple[int, tuple[tuple[int, int], ...]]] = {
+    "bf16x3": (2, ((0, 0), (0, 1), (1, 0))),
+    "tf32x3": (2, ((0, 0), (0, 1), (1, 0))),
+    "bf16x6": (3, ((0, 0), (0, 1), (1, 0), (0, 2), (2, 0), (1, 1))),
+    "bf16x9": (3, tuple((i, j) for i in range(3) for j in range(3))),
+}
 
 
 @contextlib.contextmanager
@@ -20,7 +29,7 @@ def fp32_precision(mode: str):
 
 
 def round_bf16(x: torch.Tensor) -> torch.Tensor:
-    """fp32 -> nearest bf16 value, kept in fp32 (same shape)."""
+    """fp32 -> nearest bf16 value (ties to even), kept in fp32 (same shape)."""
     return x.to(torch.bfloat16).to(torch.float32)
 
 
@@ -52,3 +61,37 @@ def triton_matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, precision
     from suite.techniques.gemm_fp32_emulation.triton_gemm_kernel import launch
 
     launch(a, b, out, precision)
+
+
+def split_planes(x: torch.Tensor, scheme: str) -> torch.Tensor:
+    """fp32 (R,C) -> (pieces,R,C) planes: bf16 for bf16 schemes, tf32-valued fp32 for tf32x3."""
+    from suite.techniques.gemm_fp32_emulation.triton_planes_kernel import split
+
+    return split(x, scheme)
+
+
+def planes_matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, scheme: str,
+                  promote: bool = True) -> None:
+    """out (M,N) fp32 = a (M,K) @ b (K,N), fp32 operands split into planes first, then one GEMM."""
+    from suite.techniques.gemm_fp32_emulation.triton_planes_kernel import gemm
+
+    gemm(split_planes(a, scheme), split_planes(b, scheme), out, scheme, promote)
+
+
+def regsplit_matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, scheme: str) -> None:
+    """out (M,N) fp32 = a (M,K) @ b (K,N), each fp32 tile split into bf16 pieces in registers."""
+    from suite.techniques.gemm_fp32_emulation.triton_regsplit_kernel import launch
+
+    launch(a, b, out, scheme)
+
+
+def emulate(a: torch.Tensor, b: torch.Tensor, scheme: str) -> torch.Tensor:
+    """The scheme in torch: split, exact piece products as fp32 IEEE GEMMs, smallest first (M,N) fp32."""
+    parts, pairs = SCHEMES[scheme]
+    rounder = round_tf32 if scheme.startswith("tf32") else round_bf16
+    pa, pb = split(a, parts, rounder), split(b, parts, rounder)
+    acc = torch.zeros(a.shape[0], b.shape[1], device=a.device)
+    with fp32_precision("ieee"):
+        for i, j in sorted(pairs, key=lambda ij: -(ij[0] + ij[1])):
+            acc += pa[i] @ pb[j]
+    return acc

@@ -7,14 +7,32 @@ from suite.techniques.gemm_fp32_emulation.common import fp32_precision, round_tf
 
 
 def make_inputs(params: dict, seed: int, device: str) -> dict[str, torch.Tensor]:
-    """a (m,k) and b (k,n) fp32 normal, scaled by 2**exp_a and 2**exp_b (default 0)."""
+    """a (m,k) and b (k,n) fp32 normal, scaled by 2**exp_a and 2**exp_b (default 0).
+
+    With params["dist"] == "unit_exp" every element is +-[1, 2) * 2**exp (one exponent per operand,
+    so exp up to 127 stays finite); params["spread"] = s multiplies each element by 2**U{-s..s}."""
     g = torch.Generator(device=device).manual_seed(seed)
     m, n, k = params["m"], params["n"], params["k"]
-    a = torch.randn(m, k, generator=g, device=device, dtype=torch.float32)
-    b = torch.randn(k, n, generator=g, device=device, dtype=torch.float32)
-    a.mul_(2.0 ** params.get("exp_a", 0))
-    b.mul_(2.0 ** params.get("exp_b", 0))
-    return {"a": a, "b": b}
+    ops = {}
+    for name, shape, exp in (("a", (m, k), params.get("exp_a", 0)), ("b", (k, n), params.get("exp_b", 0))):
+        if params.get("dist") == "unit_exp":
+            x = torch.rand(shape, generator=g, device=device, dtype=torch.float32) + 1.0
+            sign = torch.randint(0, 2, shape, generator=g, device=device, dtype=torch.int8)
+            x = torch.where(sign == 1, -x, x)
+        else:
+            x = torch.randn(shape, generator=g, device=device, dtype=torch.float32)
+        spread = params.get("spread", 0)
+        if spread:
+            e = torch.randint(-spread, spread + 1, shape, generator=g, device=device)
+            x = torch.ldexp(x, e.to(torch.float32))
+        ops[name] = _scale(x, exp)
+    return ops
+
+
+def _scale(x: torch.Tensor, exp: int) -> torch.Tensor:
+    # Two steps so 2**exp itself never leaves the fp32 range (exp down to -149, up to 127).
+    half = exp // 2
+    return x.mul_(2.0 ** half).mul_(2.0 ** (exp - half))
 
 
 def empty_output(params: dict, device: str) -> torch.Tensor:

@@ -1,0 +1,91 @@
+"""Triton GEMM that loads fp32 tiles and splits them into bf16 pieces in registers (no planes in
+memory), then sums the scheme's piece products per K step; the in-register counterpart of the
+plane kernel."""
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from suite.techniques.gemm_fp32_emulation.common import interpreting
+from suite.techniques.gemm_fp32_emulation.triton_planes_kernel import products, round_bf16
+
+_NPROD = {"bf16x3": 3, "bf16x6": 6, "bf16x9": 9}
+
+
+@triton.jit
+def _pieces(x, PIECES: tl.constexpr, UPCAST: tl.constexpr):
+    """fp32 tile -> three bf16 tiles (fp32-valued under the interpreter): (hi, mid, lo), or for a
+    two-piece split (hi, lo, lo) with the last one a placeholder."""
+    hi = round_bf16(x)
+    rest = x - hi
+    mid = round_bf16(rest)
+    lo = mid
+    if PIECES == 3:
+        lo = round_bf16(rest - mid)
+    if not UPCAST:
+        hi = hi.to(tl.bfloat16)
+        mid = mid.to(tl.bfloat16)
+        lo = lo.to(tl.bfloat16)
+    return hi, mid, lo
+
+
+def _configs() -> list[triton.Config]:
+    if interpreting():
+        return [triton.Config({"BM": 64, "BN": 64, "BK": 64, "GROUP_M": 4}, num_warps=4, num_stages=1)]
+    shapes = [(128, 128, 32, 3), (128, 128, 64, 2), (128, 128, 32, 4)]
+    return [triton.Config({"BM": bm, "BN": bn, "BK": bk, "GROUP_M": 8}, num_stages=s, num_warps=8)
+            for bm, bn, bk, s in shapes]
+
+
+@triton.autotune(configs=_configs(), key=["M", "N", "K", "NPROD"])
+@triton.heuristics({"EVEN_K": lambda args: args["K"] % args["BK"] == 0})
+@triton.jit
+def regsplit_gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
+                         NPROD: tl.constexpr, PIECES: tl.constexpr, UPCAST: tl.constexpr,
+                         BM: tl.constexpr,
+                         BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr,
+                         EVEN_K: tl.constexpr):
+    pid = tl.program_id(0)
+    grid_m, grid_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
+    per_group = GROUP_M * grid_n
+    first_m = (pid // per_group) * GROUP_M
+    group_rows = min(grid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % per_group) % group_rows
+    pid_n = (pid % per_group) // group_rows
+    rm = (pid_m * BM + tl.arange(0, BM)) % M
+    rn = (pid_n * BN + tl.arange(0, BN)) % N
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * sam + rk[None, :] * sak
+    b_ptrs = b_ptr + rk[:, None] * sbk + rn[None, :] * sbn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for kt in range(0, tl.cdiv(K, BK)):
+        if EVEN_K:
+            a = tl.load(a_ptrs)
+            b = tl.load(b_ptrs)
+        else:
+            a = tl.load(a_ptrs, mask=rk[None, :] < K - kt * BK, other=0.0)
+            b = tl.load(b_ptrs, mask=rk[:, None] < K - kt * BK, other=0.0)
+        a0, a1, a2 = _pieces(a, PIECES, UPCAST)
+        b0, b1, b2 = _pieces(b, PIECES, UPCAST)
+        # Two-piece split: the second piece ("lo") sits in the mid slot, as products() expects.
+        part = products(a0, a1, a2, b0, b1, b2, tl.zeros((BM, BN), dtype=tl.float32), NPROD,
+                        UPCAST, False)
+        acc += part  # IEEE fp32 add of each K step's short tensor-core chain
+        a_ptrs += BK * sak
+        b_ptrs += BK * sbk
+    cm = pid_m * BM + tl.arange(0, BM)
+    cn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + cm[:, None] * scm + cn[None, :] * scn, acc,
+             mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+
+def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, scheme: str) -> None:
+    """out (M,N) fp32 = a (M,K) fp32 @ b (K,N) fp32 under `scheme`, split in registers."""
+    M, K = a.shape
+    N = b.shape[1]
+    grid = lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)
+    regsplit_gemm_kernel[grid](a, b, out, M, N, K, a.stride(0), a.stride(1), b.stride(0),
+                               b.stride(1), out.stride(0), out.stride(1), NPROD=_NPROD[scheme],
+                               PIECES=2 if scheme == "bf16x3" else 3,
+                               UPCAST=interpreting())
