@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import statistics
 from datetime import timezone
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import select
@@ -169,18 +169,29 @@ def measure(session: Session, sel: Selector, runs_on: tuple[str, ...]) -> tuple[
     return chosen, detail, evidence
 
 
-def custom_measure(session: Session, chk: Custom, runs_on: tuple[str, ...]):
-    """A Custom check over the latest matching run of its technique (rows of chk.metric, if set)."""
-    run_id = latest_run_id(session, chk.technique, chk.metric, None, None, runs_on, True)
-    if run_id is None:
-        return None
-    run = _rows(session, chk.technique, chk.metric, None, None, run_id)
-    out = resolve(chk.target)(run)
+def custom_measure(session: Session, chk: Custom, runs_on: tuple[str, ...], cpu_ok: bool = True):
+    """A Custom check over the latest matching run of each of its techniques (rows of chk.metric,
+    if set), all passed to its function together."""
+    rows, runs = [], []
+    for tech in chk.techniques():
+        run_id = latest_run_id(session, tech, chk.metric, None, None, runs_on, cpu_ok)
+        if run_id is None:
+            return None
+        rows += _rows(session, tech, chk.metric, None, None, run_id)
+        runs.append(f"{tech} run {run_id} on {rows[-1]['gpu_name'] or 'CPU'}" if rows else run_id)
+    out = resolve(chk.target)(rows)
     if out is None:
         return None
     value, detail = out
-    gpu = run[0]["gpu_name"] or "CPU"
-    return value, f"run {run_id} on {gpu}: {detail}", []
+    return value, f"{'; '.join(runs)}: {detail}", []
+
+
+def _measure(session: Session, chk, runs_on: tuple[str, ...], cpu_ok: bool | None = None):
+    if isinstance(chk, Custom):
+        return custom_measure(session, chk, runs_on, True if cpu_ok is None else cpu_ok)
+    if cpu_ok is False and chk.cpu_ok:
+        chk = replace(chk, cpu_ok=False)
+    return measure(session, chk, runs_on)
 
 
 # ---------------------------------------------------------------- the ledger
@@ -194,7 +205,7 @@ def evaluate_claim(session: Session, c: Claim, seen: list[str]) -> Verdict:
         v = Verdict(c, NOT_ON_OUR_HARDWARE, detail=f"no stored run on {' / '.join(c.runs_on)}; "
                     f"hardware seen: {', '.join(seen) or 'none'}")
         if c.analog is not None:
-            got = measure(session, c.analog, ())
+            got = _measure(session, c.analog, (), cpu_ok=False)  # our GPUs only
             if got:
                 v.analog, v.analog_detail = got[0], got[1]
         if c.projection:
@@ -203,10 +214,9 @@ def evaluate_claim(session: Session, c: Claim, seen: list[str]) -> Verdict:
     if c.check is None:
         return Verdict(c, PENDING, detail="no benchmark in this suite measures it" +
                        (f": {c.note}" if c.note else ""))
-    got = (custom_measure(session, c.check, c.runs_on) if isinstance(c.check, Custom)
-           else measure(session, c.check, c.runs_on))
+    got = _measure(session, c.check, c.runs_on)
     if got is None:
-        where = c.check.technique
+        where = " / ".join(c.check.techniques()) if isinstance(c.check, Custom) else c.check.technique
         return Verdict(c, PENDING, detail=f"no stored {where} result on matching hardware yet")
     value, detail, evidence = got
     return Verdict(c, judge(value, c.band), value, detail, evidence)

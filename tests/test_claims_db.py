@@ -124,7 +124,7 @@ def test_custom_check_over_sweep_rows(db_url):
         for ea in grid:
             for eb in grid:
                 ok = lowest_valid <= ea <= 111 and lowest_valid <= eb <= 111
-                d["results"].append(dict(base, impl="triton_bf16x6", case=f"sweep_ea{ea:+d}_eb{eb:+d}",
+                d["results"].append(dict(base, technique="gemm_fp32_emulation_sweep", impl="triton_bf16x6", case=f"sweep_ea{ea:+d}_eb{eb:+d}",
                                          metric="within_fp32", unit="bool", direction="higher",
                                          value=1.0 if ok else 0.0, samples=[], stats={},
                                          params={"m": 256, "n": 256, "k": 256, "exp_a": ea, "exp_b": eb}))
@@ -150,3 +150,26 @@ def test_whole_ledger_on_real_results(db_url):
     assert x9["status"] == NOT_ON_OUR_HARDWARE and x9["projection"]["label"] == "projection"
     assert x9["projection"]["value"] > 0
     assert by_id["ssa_52x"]["status"] == PENDING and "independent" in by_id["ssa_52x"]["detail"]
+
+
+def test_needle_claim_from_a_real_cpu_smoke_run(db_url):
+    """DHSA's needle claim judged on a real CPU smoke run of needle_retrieval; then a later run in
+    which our DHSA-style selector loses most needles makes it "not reproduced" (a weaker proxy than
+    the authors' trained predictor cannot contradict them)."""
+    from suite.claims.registry import get
+
+    claim = get("dhsa_matches_dense_needle")
+    doc = json.loads((H200_FILE.parent / "cpu_needle_smoke.json").read_text())
+    factory = open_db(db_url)
+    ingest_docs(factory, [("smoke", doc)])
+    v = status_of(db_url, claim)
+    assert v.status == REPRODUCED and v.value == 1.0 and "triton_dhsa_chunks" in v.detail
+    worse = copy.deepcopy(doc)
+    worse["run"]["id"] = "needle-worse"
+    worse["run"]["started_at"] = "2030-01-01T00:00:00+00:00"
+    for r in worse["results"]:
+        if r["impl"] == "triton_dhsa_chunks" and r["metric"] == "retrieval" and r["params"]["depth"] < 0.65:
+            r["value"] = 0.0
+    ingest_docs(factory, [("worse", worse)])
+    v = status_of(db_url, claim)
+    assert v.status == NOT_REPRODUCED and v.value == pytest.approx(4 / 11)

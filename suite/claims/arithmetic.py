@@ -150,3 +150,19 @@ def nsa_kv_ratio(context: int = 65_536, stride: int = 16, selected: int = 16, bl
 def ratio(a: float, b: float, what: str = "") -> tuple[float, str]:
     """a / b, with what it means."""
     return a / b, f"{a:g} / {b:g} = {a / b:.3f}" + (f" ({what})" if what else "")
+
+
+def format_block(fmt: str) -> tuple[float, str]:
+    """Elements per scale block of a block-scaled format, from its defining document."""
+    from suite.claims.datasheets import FORMATS
+
+    block, bits, source = FORMATS[fmt]
+    others = "; ".join(f"{k}: {v[0]}" for k, v in FORMATS.items() if k != fmt)
+    return block, f"{fmt}: {block} elements per {bits}-bit scale ({source}); {others}"
+
+
+def rope_flops(multiplies: int = 2, adds: int = 1) -> tuple[float, str]:
+    """FLOPs per rotated element: out_i = x_i cos - x_j sin (the page's 'two multiplies and an add')."""
+    n = multiplies + adds
+    return n, (f"{multiplies} multiplies + {adds} add = {n} FLOPs per element (x_i cos - x_j sin); "
+               "rotate_half's negation would make 4 operations, but a negation is not a FLOP")

@@ -50,3 +50,11 @@ def rate(gpu: str, key: str) -> Rate:
 def cite(gpu: str, key: str) -> str:
     r = rate(gpu, key)
     return f"{gpu} {key} {r.value:g} {r.unit}: {r.source}"
+
+
+# Block-scaled formats: elements per scale block and scale bits, with the defining document.
+FORMATS: dict[str, tuple[int, int, str]] = {
+    "NVFP4": (16, 8, "NVIDIA technical blog, 'Introducing NVFP4 for Efficient and Accurate Low-Precision "
+                     "Inference' (2025): 16-value micro-blocks, FP8 E4M3 scale"),
+    "MXFP4": (32, 8, "OCP Microscaling Formats (MX) Specification v1.0 (2023): 32-element blocks, E8M0 scale"),
+}

@@ -1,6 +1,6 @@
 """Claims about the hardware underneath (no technique here builds it): datasheet arithmetic and
 vendor figures for Blackwell, FP4 and Rubin."""
-from suite.claims.spec import Arithmetic, Claim, about, stated
+from suite.claims.spec import Arithmetic, Band, Claim, about, stated
 
 A = "suite.claims.arithmetic"
 PAGE = "the page (kernel & attention optimization)"
@@ -35,6 +35,14 @@ CLAIMS = (
           227, "KB", PAGE, "vendor", "B200", "Thread block clusters and distributed shared memory",
           stated(227), None, runs_on=("B200",), projection="suite.claims.projections:no_datasheet",
           note="a CUDA limit of the architecture; not a throughput, so no roofline applies"),
+    Claim("nvfp4_block_32_or_128",
+          "Blockwise quantization: a block of 32 or 128 weights, which is what K-quant formats and "
+          "MXFP4/NVFP4 use.",
+          (32, 128), "elements per scale", PAGE, "arithmetic", "any", "Quantization granularity",
+          Band(32, 128, None, "'32 or 128' -> a block of 32..128 elements"),
+          Arithmetic(f"{A}:format_block", {"fmt": "NVFP4"}),
+          quantity="NVFP4's elements per scale block, from its defining document",
+          note="MXFP4's 32 fits; NVFP4's 16 does not"),
     Claim("ffn_80pct_layer_params",
           "The MLP holds ~80% of a layer's parameters.",
           80, "%", PAGE, "arithmetic", "any", "Feed-forward network", about(80),

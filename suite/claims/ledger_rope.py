@@ -1,13 +1,19 @@
 """RoPE table arithmetic (page: "RoPE efficiency"): checked by recomputing it."""
 import math
 
-from suite.claims.spec import Arithmetic, Claim, at_least, rounded
+from suite.claims.spec import Arithmetic, Claim, about, at_least, rounded
 
 SECTION = "RoPE efficiency"
 PAGE = "the page's RoPE arithmetic"
 A = "suite.claims.arithmetic"
 
 CLAIMS = (
+    Claim("rope_4_flops_per_element",
+          "Rotating a query or key is roughly four FLOPs per element — two multiplies and an add.",
+          4, "FLOPs/element", PAGE, "arithmetic", "any", SECTION, about(4),
+          Arithmetic(f"{A}:rope_flops", {"multiplies": 2, "adds": 1}),
+          quantity="FLOPs in the page's own breakdown",
+          note="the page's point (memory traffic, not arithmetic, is the cost) stands at 3 or 4"),
     Claim("rope_table_16p8m_values",
           "At 128k positions and head_dim 128 (64 pairs per head) the cos and sin tables hold "
           "2 x 131,072 x 64 ~ 16.8M values.",

@@ -10,7 +10,7 @@ _SUITE = Path(__file__).resolve().parent.parent
 # The page's sections in page order: the ledger lists claims in this order (stable within one).
 PAGE_ORDER = ("Diagram", "Design — sparse attention", "Morton", "Approximate exponential", "BF16x9",
               "megakernels", "Kernel synthesis", "Native FP4", "Thread block clusters", "RoPE",
-              "Feed-forward", "Example", "Interview")
+              "Feed-forward", "Quantization granularity", "Example", "Interview")
 
 
 def page_position(section: str) -> int:

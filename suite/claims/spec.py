@@ -130,13 +130,16 @@ class Arithmetic:
 
 @dataclass(frozen=True)
 class Custom:
-    """Checked from a technique's stored rows by a function: "module:function"(rows) ->
-    (value, detail) or None when the rows do not decide it. rows: dicts with technique, impl,
-    case, params, metric, value, status, run_id, gpu_name."""
+    """Checked from stored rows by a function: "module:function"(rows) -> (value, detail) or None
+    when the rows do not decide it. rows: the latest matching run of each technique, as dicts
+    with technique, impl, case, params, metric, value, direction, run_id, gpu_name."""
 
-    technique: str
+    technique: Union[str, tuple[str, ...]]
     target: str
     metric: str | None = None  # only rows of this metric are passed (None: every metric)
+
+    def techniques(self) -> tuple[str, ...]:
+        return (self.technique,) if isinstance(self.technique, str) else tuple(self.technique)
 
 
 @dataclass(frozen=True)
@@ -165,7 +168,7 @@ class Claim:
     check: Union[Selector, Arithmetic, Custom, None] = None
     technique: str | None = None  # technique here that measures it (or its nearest analog)
     runs_on: tuple[str, ...] = ()  # GPU-name substrings whose results count; () = any
-    analog: Selector | None = None  # our nearest measurement when runs_on is absent here
+    analog: Union[Selector, Custom, None] = None  # our nearest measurement when runs_on is absent
     projection: str | None = None  # "module:function"(analog value or None) -> Projection
     quantity: str = ""  # what the checked value is, when it is not the figure itself
     url: str | None = None

@@ -1,5 +1,5 @@
 """Claims this technique reproduces (page: "BF16x9 and BF16x6 — FP32 accuracy on BF16 silicon")."""
-from suite.claims.spec import Arithmetic, Band, Claim, Custom, Selector, about, at_most, up_to
+from suite.claims.spec import Arithmetic, Band, Claim, Selector, about, up_to
 
 SECTION = "BF16x9 and BF16x6 — FP32 accuracy on BF16 silicon"
 PAGE = "the page (kernel & attention optimization), citing the BF16xN paper and NVIDIA"
@@ -8,38 +8,6 @@ CUBLAS_BLOG = ("NVIDIA technical blog, 'Boosting Matrix Multiplication Speed and
 T = "gemm_fp32_emulation"
 BF16X9 = ("triton_bf16x9", "triton_bf16x9_regsplit", "triton_bf16x9_chain")
 BIG = "m8192n8192k8192"
-
-
-def valid_range(rows: list[dict], impl: str) -> tuple[int, int] | None:
-    """The run of exp_a values around 0 (exp_b = 0) where `impl` stays within fp32 accuracy, from
-    the exponent sweep's within_fp32 rows; None without such rows."""
-    ok = {r["params"]["exp_a"]: r["value"] == 1.0 for r in rows
-          if r["impl"] == impl and r["metric"] == "within_fp32" and r["params"].get("exp_b") == 0
-          and "exp_a" in r["params"]}
-    exps = sorted(ok)
-    if 0 not in ok or not ok[0]:
-        return None
-    i = j = exps.index(0)
-    while i > 0 and ok[exps[i - 1]]:
-        i -= 1
-    while j < len(exps) - 1 and ok[exps[j + 1]]:
-        j += 1
-    return exps[i], exps[j]
-
-
-def bf16x6_region(rows: list[dict]):
-    """How far (in exponents) BF16x6's measured fp32-accurate range falls short of [-110, 111] on
-    either side, from the exponent sweep (exp_a with exp_b = 0); None without sweep rows."""
-    for impl in ("triton_bf16x6", "triton_bf16x6_regsplit", "triton_dot_bf16x6", "torch_emul_bf16x6"):
-        edges = valid_range(rows, impl)
-        if edges:
-            lo, hi = edges
-            short = max(0, lo - (-110), 111 - hi)
-            n = sum(1 for r in rows if r["impl"] == impl and r["metric"] == "within_fp32")
-            return float(short), (f"{impl}: within fp32 accuracy (error <= 4x cuBLAS FP32's) for exp_a in "
-                                  f"[{lo}, {hi}] with exp_b = 0 ({n} sweep points stored); short of "
-                                  f"[-110, 111] by {short}")
-    return None
 
 
 CLAIMS = (
@@ -68,11 +36,4 @@ CLAIMS = (
           analog=Selector(T, "tflops", BF16X9, case=BIG, over="cublas_fp32"),
           projection="suite.claims.projections:fp32_emulation_blackwell",
           quantity="best BF16x9 TFLOP/s / cuBLAS FP32 TFLOP/s at 8192^3"),
-    Claim("bf16x6_exponent_range",
-          "BF16x6: 6 of the 9 products, valid when the exponent range is known to be well behaved "
-          "(roughly [-110, 111]).",
-          (-110, 111), "exponent", PAGE, "authors", "any", SECTION,
-          at_most(8, wording="'roughly' -> each edge within 8 exponents (about one sweep-grid step)"),
-          Custom(T, "suite.techniques.gemm_fp32_emulation.claims:bf16x6_region", "within_fp32"),
-          technique=T, quantity="exponents by which the measured valid range falls short of the claimed"),
 )
