@@ -84,3 +84,11 @@ def pick_run(runs: pd.DataFrame, key: str, label: str = "run"):
         return None
     labels = {r["run_id"]: run_label(r) for r in runs.to_dict("records")}
     return st.selectbox(label, list(labels), format_func=labels.get, key=key)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def claims(url: str) -> pd.DataFrame:
+    """The claims ledger (db.claims.ledger): one row per claim with its status."""
+    from db.claims import ledger
+
+    return pd.DataFrame(ledger(url))

@@ -1,10 +1,68 @@
-"""Claims page: every claim beside what we reproduced (the ledger comes from db.claims)."""
-import importlib.util
+"""Claims page: every claim beside what we reproduced, with source, who measured it, hardware, status."""
+import math
 
+import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
-url = __import__("dashboard.data", fromlist=["db_url"]).db_url()
+from dashboard import data
+
+STATUS_COLORS = {"reproduced": "#16a34a", "not reproduced": "#f59e0b", "contradicted": "#dc2626",
+                 "not reproducible on our hardware": "#6366f1", "pending": "#94a3b8"}
+url = data.db_url()
 st.header("Claims")
-if importlib.util.find_spec("db.claims") is None:
-    st.info("The claims ledger (db.claims) is not installed in this checkout yet.")
+try:
+    ledger = data.claims(url)
+except ImportError as exc:
+    st.info(f"The claims ledger is not available in this checkout: {exc}")
     st.stop()
+except Exception as exc:  # the ledger is computed from stored results; show why it could not be
+    st.error(f"The claims ledger could not be computed: {type(exc).__name__}: {str(exc)[:400]}")
+    st.stop()
+if ledger.empty:
+    st.info("No claims are registered.")
+    st.stop()
+
+statuses = [s for s in STATUS_COLORS if s in set(ledger["status"])] + \
+    sorted(set(ledger["status"]) - set(STATUS_COLORS))
+counts = ledger["status"].value_counts()
+fig = go.Figure(go.Bar(x=[counts.get(s, 0) for s in statuses], y=statuses, orientation="h",
+                       marker_color=[STATUS_COLORS.get(s, "#64748b") for s in statuses]))
+fig.update_layout(height=80 + 40 * len(statuses), xaxis_title="claims", yaxis=dict(autorange="reversed"),
+                  margin=dict(t=20, b=30))
+st.plotly_chart(fig, key="claims_status_chart")
+
+c1, c2, c3 = st.columns(3)
+chosen = c1.multiselect("status", statuses, key="claims_status")
+who = c2.multiselect("measured by", sorted(ledger["measured_by"].dropna().unique()), key="claims_who")
+sections = c3.multiselect("section", sorted(ledger["section"].dropna().unique()), key="claims_section")
+shown = ledger
+if chosen:
+    shown = shown[shown["status"].isin(chosen)]
+if who:
+    shown = shown[shown["measured_by"].isin(who)]
+if sections:
+    shown = shown[shown["section"].isin(sections)]
+
+
+def ours(r) -> str:
+    """What we have for the claim: our value, else the labelled projection, else nothing yet."""
+    if r["value"] is not None and not (isinstance(r["value"], float) and math.isnan(r["value"])):
+        return f"{r['value']:.4g} {r['unit']}"
+    p = r["projection"]
+    if isinstance(p, dict) and p.get("value") is not None:
+        return f"projection: {p['value']:.4g} {p.get('unit', '')} ({p.get('method', '')})"
+    return "—"
+
+
+table = pd.DataFrame({
+    "claim": shown["statement"], "claimed": shown["figure"].astype(str) + " " + shown["unit"].astype(str),
+    "ours": [ours(r) for r in shown.to_dict("records")], "status": shown["status"],
+    "source": shown["source"], "measured by": shown["measured_by"], "hardware": shown["hardware"],
+    "band": shown["band"], "detail": shown["detail"],
+    "our nearest measurement": [f"{a:.4g} ({d})" if isinstance(a, (int, float)) and a == a else ""
+                                for a, d in zip(shown["analog"], shown["analog_detail"])],
+    "link": shown["url"], "id": shown["id"]})
+st.caption("'ours' is the value the claim's band judges, from the latest matching run; where our hardware "
+           "cannot run the claim it is a roofline projection from datasheet rates, labelled as such.")
+st.dataframe(table, hide_index=True, column_config={"link": st.column_config.LinkColumn("link")})
