@@ -1,6 +1,6 @@
 """Triton block-sparse attention forward: exact causal attention over the selected KV blocks only.
 
-One program per (query block, batch x query head); it reads its GQA group's index list
+One program per (batch x query head, query block); it reads its GQA group's index list
 (kv_num_blocks / kv_indices, see common.py) and runs an online softmax over those blocks.
 """
 from __future__ import annotations
@@ -50,14 +50,23 @@ def _attend(q, acc, m_i, l_i, K, V, kv_base_k, kv_base_v, kb, offs_n, offs_d, q_
     return acc, m_new, l_i
 
 
+def _configs() -> list[triton.Config]:
+    if interpreting():
+        return [triton.Config({}, num_warps=4, num_stages=1)]
+    return [triton.Config({}, num_warps=w, num_stages=st) for w in (4, 8) for st in (2, 3)]
+
+
+@triton.autotune(configs=_configs(), key=["BLOCK", "HEAD_DIM"])
 @triton.jit
 def block_sparse_fwd(Q, K, V, O, NUM, IDX,
                      sqb, sqh, sqm, sqd, skb, skh, skn, skd, svb, svh, svn, svd,
                      sob, soh, som, sod, snb, snh, snm, sib, sih, sim, sik,
-                     H_Q, GROUP, Q_BLOCK_OFF, qk_scale,
+                     H_Q, GROUP, N_Q_BLOCKS, Q_BLOCK_OFF, qk_scale,
                      BLOCK: tl.constexpr, HEAD_DIM: tl.constexpr, UPCAST: tl.constexpr):
-    pid_m = tl.program_id(0)
-    pid_bh = tl.program_id(1)
+    # Heads vary fastest, so the heads of a GQA group (same KV blocks) run side by side and
+    # share K/V through L2; the heaviest (last) query blocks start first.
+    pid_bh = tl.program_id(0)
+    pid_m = N_Q_BLOCKS - 1 - tl.program_id(1)
     b = pid_bh // H_Q
     h = pid_bh % H_Q
     g = h // GROUP
@@ -101,12 +110,12 @@ def block_sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, nu
     # The interpreter truncates fp32 -> bf16 on store: store fp32 and let torch round.
     dst = torch.empty(out.shape, dtype=torch.float32, device=out.device) if interp else out
     nq, nk = sq // block, sk // block
-    grid = (nq, bsz * hq)
-    warps = 4 if (block <= 64 or interp) else 8
+    grid = (bsz * hq, nq)
     block_sparse_fwd[grid](
         q, k, v, dst, num, idx, *q.stride(), *k.stride(), *v.stride(), *dst.stride(),
-        *num.stride(), *idx.stride(), hq, hq // hkv, nk - nq, (1.0 / math.sqrt(d)) * 1.4426950408889634,
-        BLOCK=block, HEAD_DIM=d, UPCAST=interp, num_warps=warps, num_stages=1 if interp else 3)
+        *num.stride(), *idx.stride(), hq, hq // hkv, nq, nk - nq,
+        (1.0 / math.sqrt(d)) * 1.4426950408889634,
+        BLOCK=block, HEAD_DIM=d, UPCAST=interp)
     if interp:
         out.copy_(dst)
     return out
