@@ -53,7 +53,7 @@ def _projection(row: dict) -> str:
 def _ours(row: dict) -> str:
     parts = [_value(row) if row["value"] is not None else "", _projection(row)]
     if row["analog"] is not None:
-        parts.append(f"ours (H200 analog) {row['analog']:.4g}")
+        parts.append(f"our analog {row['analog']:.4g}")
     return "; ".join(p for p in parts if p)
 
 
@@ -105,8 +105,10 @@ def render_markdown(rows: list[dict], sources: list[str] | None = None) -> str:
                 f"- source: {r['source']}" + (f" <{r['url']}>" if r.get("url") else "")
                 + (" (recalled from the cited source, not quoted from the page)" if r["recalled"] else ""),
                 f"- section: {r['section']}" + (f"; technique: `{r['technique']}`" if r["technique"] else ""),
-                f"- check: {r['check']}" + (f" of {r['quantity']}" if r["quantity"] else "")
-                + (f"; band {r['band']}" if r["band"] else ""),
+                (f"- check: {r['check']}" + (f" of {r['quantity']}" if r["quantity"] else "")
+                 + (f"; band {r['band']}" if r["band"] else "")) if r["check"] != "none" else
+                "- check: none in this suite" + (f" (a measurement would reproduce it at {r['band']})"
+                                                 if r["band"] else ""),
                 f"- status: **{r['status']}**" + (f", value {_value(r)}" if r["value"] is not None else "")]
         if r["detail"]:
             out.append(f"- evidence: {r['detail']}")
@@ -117,7 +119,7 @@ def render_markdown(rows: list[dict], sources: list[str] | None = None) -> str:
             val = f"{p['value']:.4g} {p['unit']}" if p["value"] is not None else "none"
             src = f" Datasheets: {'; '.join(p['sources'])}." if p["sources"] else ""
             out.append(f"- **projection** (not a measurement): {val}. {p['method']}.{src}")
-        if r["note"]:
+        if r["note"] and r["note"] not in (r["detail"] or ""):
             out.append(f"- note: {r['note']}")
         out.append("")
     return "\n".join(out)
