@@ -66,7 +66,8 @@ def render_table(rows: list[dict]):
     from rich.table import Table
 
     t = Table(title=f"claims ledger ({len(rows)} claims)", show_lines=False)
-    for col in ("claim", "figure", "by", "hardware", "status", "ours"):
+    t.add_column("claim", no_wrap=True)
+    for col in ("figure", "by", "hardware", "status", "ours"):
         t.add_column(col, overflow="fold")
     style = {"reproduced": "green", "contradicted": "red", "not reproduced": "yellow"}
     for r in rows:
