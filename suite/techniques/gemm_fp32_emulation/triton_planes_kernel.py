@@ -97,36 +97,37 @@ def products(a0, a1, a2, b0, b1, b2, acc, NPROD: tl.constexpr, UPCAST: tl.conste
     return acc
 
 
+# Hopper configs (BM, BN, BK, stages, warps) by (piece format, planes, per-step IEEE add). 8 warps =
+# two warpgroups issuing wgmma on a 128-row tile; 4 warps on a 64-row tile let two CTAs share an SM
+# (about 210 registers a thread, <= 110 KB of shared memory), so one CTA's wgmma waits overlap the
+# other's work. Stages fill the shared memory with (BM + BN) x BK tiles of every plane.
+_CHOICES = {
+    ("bf16", 2, True): [(128, 128, 64, 3, 8), (64, 128, 32, 4, 4), (64, 128, 64, 2, 4)],
+    ("bf16", 3, True): [(128, 128, 32, 4, 8), (128, 128, 64, 2, 8), (64, 128, 32, 3, 4)],
+    ("tf32", 2, True): [(128, 128, 32, 3, 8), (128, 128, 16, 4, 8), (64, 128, 32, 2, 4)],
+    ("bf16", 2, False): [(128, 256, 64, 2, 8), (128, 256, 32, 4, 8)],
+    ("bf16", 3, False): [(128, 256, 32, 3, 8), (128, 128, 32, 4, 8)],
+    ("tf32", 2, False): [(128, 128, 32, 3, 8)],
+}
+
+
 def _configs() -> list[triton.Config]:
     if interpreting():
         return [triton.Config({"BM": 64, "BN": 64, "BK": 64, "GROUP_M": 4}, num_warps=4, num_stages=1)]
-    # Hopper: 8 warps = two warpgroups issuing wgmma; GROUP_M 8 for L2 reuse. `_prune` keeps the
-    # ones that suit the scheme.
-    shapes = [(128, 128, 32, 4), (128, 128, 64, 3), (128, 128, 64, 2), (128, 128, 32, 3),
-              (128, 128, 32, 2), (128, 128, 16, 4), (128, 256, 32, 3), (128, 256, 32, 4),
-              (128, 256, 64, 2)]
-    return [triton.Config({"BM": bm, "BN": bn, "BK": bk, "GROUP_M": 8}, num_stages=s, num_warps=8)
-            for bm, bn, bk, s in shapes]
+    shapes = sorted({shape for choice in _CHOICES.values() for shape in choice})
+    return [triton.Config({"BM": bm, "BN": bn, "BK": bk, "GROUP_M": 8}, num_stages=s, num_warps=w)
+            for bm, bn, bk, s, w in shapes]
 
 
 def _prune(configs, named_args, **kwargs):
-    """Drop configs that cannot fit or cannot be fast for this scheme."""
+    """The configs listed for this scheme in _CHOICES."""
     if interpreting():
         return configs
-    tf32, promote = kwargs.get("TF32", False), kwargs.get("PROMOTE", True)
-    planes = 2 if kwargs.get("NPROD", 9) == 3 else 3
-    elem = 4 if tf32 else 2
-    keep = []
-    for c in configs:
-        bm, bn, bk = c.kwargs["BM"], c.kwargs["BN"], c.kwargs["BK"]
-        smem = planes * (bm + bn) * bk * elem * c.num_stages
-        if smem > 220 * 1024:
-            continue
-        if promote and bm * bn > 128 * 128:  # running sum + partial sum would spill registers
-            continue
-        if not tf32 and (bk == 16 or (bk == 32 and c.num_stages == 2)):
-            continue
-        keep.append(c)
+    key = ("tf32" if kwargs.get("TF32") else "bf16", 2 if kwargs.get("NPROD") == 3 else 3,
+           bool(kwargs.get("PROMOTE", True)))
+    want = set(_CHOICES[key])
+    keep = [c for c in configs
+            if (c.kwargs["BM"], c.kwargs["BN"], c.kwargs["BK"], c.num_stages, c.num_warps) in want]
     return keep or configs[:1]
 
 

@@ -1,0 +1,64 @@
+"""Roofline projection of FP32 emulation (BF16xN) against native FP32 GEMM, from datasheet rates.
+
+Labelled "projection": nothing here was measured on Blackwell. Dense rates are half the
+datasheets' "with sparsity" tensor-core figures."""
+from __future__ import annotations
+
+# Per-GPU rates in TFLOP/s: dense bf16 tensor core, fp32 (non-tensor) GEMM peak.
+DATASHEETS = {
+    "B200 (HGX)": {"bf16_dense": 2250.0, "fp32": 75.0,
+                   "source": "NVIDIA HGX B200 datasheet, per GPU: FP16/BF16 Tensor Core 4.5 PFLOPS "
+                             "(with sparsity), FP32 75 TFLOPS"},
+    "GB200 (NVL72)": {"bf16_dense": 2500.0, "fp32": 80.0,
+                      "source": "NVIDIA GB200 NVL72 datasheet, per GPU: FP16/BF16 Tensor Core "
+                                "5 PFLOPS (with sparsity), FP32 80 TFLOPS"},
+    "GB200 (1200 W)": {"bf16_dense": 2500.0, "fp32": 90.0,
+                       "source": "GB200 at 1,200 W as tabulated from NVIDIA material by "
+                                 "glennklockwood.com/garden/processors/B200: BF16 2500 dense, FP32 90; "
+                                 "the ratio the page quotes (~28x)"},
+    "H200 (SXM)": {"bf16_dense": 989.0, "fp32": 67.0,
+                   "source": "NVIDIA H200 datasheet: BF16 Tensor Core 1,979 TFLOPS (with sparsity), "
+                             "FP32 67 TFLOPS"},
+}
+PRODUCTS = {"bf16x9": 9, "bf16x6": 6, "bf16x3": 3}
+VENDOR_CLAIM = {"scheme": "bf16x9", "speedup": 3.0, "statement": "up to ~3x net speedup (page)"}
+
+
+def project(products: int, bf16_tflops: float, fp32_tflops: float, mma_efficiency: float = 1.0,
+            fp32_efficiency: float = 1.0) -> dict:
+    """Emulated FP32-GEMM rate and speedup over native fp32 when `products` bf16 GEMMs run at
+    mma_efficiency x the bf16 peak and native fp32 at fp32_efficiency x its peak (roofline)."""
+    emulated = bf16_tflops * mma_efficiency / products
+    native = fp32_tflops * fp32_efficiency
+    return {"emulated_tflops": emulated, "native_fp32_tflops": native, "speedup": emulated / native}
+
+
+def table(mma_efficiency: dict[str, float] | None = None, fp32_efficiency: float = 1.0) -> list[dict]:
+    """One row per (GPU, scheme): peak projection, and with per-scheme efficiencies if given
+    (e.g. those measured on the H200: kernel bf16-MMA rate / bf16 peak)."""
+    rows = []
+    for gpu, d in DATASHEETS.items():
+        for scheme, n in PRODUCTS.items():
+            peak = project(n, d["bf16_dense"], d["fp32"])
+            row = {"gpu": gpu, "scheme": scheme, "kind": "projection", "source": d["source"],
+                   "peak_speedup": round(peak["speedup"], 2),
+                   "peak_emulated_tflops": round(peak["emulated_tflops"], 1)}
+            if mma_efficiency and scheme in mma_efficiency:
+                eff = project(n, d["bf16_dense"], d["fp32"], mma_efficiency[scheme], fp32_efficiency)
+                row["efficiency_speedup"] = round(eff["speedup"], 2)
+            rows.append(row)
+    return rows
+
+
+def markdown(rows: list[dict]) -> str:
+    """The table as Markdown (docs/numerics_gemm.md)."""
+    eff = any("efficiency_speedup" in r for r in rows)
+    head = "| GPU | scheme | peak projection (x fp32) | emulated TFLOP/s at peak |" + (
+        " with H200-measured efficiencies (x fp32) |" if eff else "")
+    lines = [head, "|" + "---|" * (5 if eff else 4)]
+    for r in rows:
+        line = f"| {r['gpu']} | {r['scheme']} | {r['peak_speedup']} | {r['peak_emulated_tflops']} |"
+        if eff:
+            line += f" {r.get('efficiency_speedup', '')} |"
+        lines.append(line)
+    return "\n".join(lines)
