@@ -1,0 +1,170 @@
+"""`kwatch detect` and `kwatch ack`: change points over nightly history, stored; acknowledgements re-baseline."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from sqlalchemy import select
+
+from ci.detect_core import PeltSettings, pelt_changes
+from ci.gate_stats import metric_kind
+from db.series import Point, SeriesKey, all_series
+
+console = Console(stderr=True)
+METHOD = "PELT (ruptures), l2 on log values"
+
+
+@dataclass
+class Detected:
+    id: int
+    key: SeriesKey
+    run_id: str
+    started_at: datetime
+    before: float
+    after: float
+    rel_change: float
+    kind: str  # regression | improvement | neutral
+    new: bool
+    acknowledged: Optional[dict]
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, **self.key.as_dict(), "run_id": self.run_id, "started_at": self.started_at.isoformat(),
+                "before": self.before, "after": self.after, "rel_change": self.rel_change, "kind": self.kind,
+                "new": self.new, "acknowledged": self.acknowledged}
+
+
+def _aware(t: datetime) -> datetime:
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+def _acks(session) -> dict[SeriesKey, list]:
+    from db.models_ci import Acknowledgement
+
+    out: dict[SeriesKey, list] = {}
+    for a in session.scalars(select(Acknowledgement).order_by(Acknowledgement.from_started_at)):
+        k = SeriesKey(a.technique, a.impl, a.case_id, a.metric, a.hardware_key, a.software_key, a.protocol)
+        out.setdefault(k, []).append(a)
+    return out
+
+
+def _kind(key: SeriesKey, direction: str, rel: float) -> str:
+    if metric_kind(key.metric) != "timing" and abs(rel) < 1e-12:
+        return "neutral"
+    worse = rel > 0 if direction == "lower" else rel < 0
+    return "regression" if worse else "improvement"
+
+
+def detect(session, tier: str = "nightly", techniques: Optional[list[str]] = None,
+           settings: PeltSettings = PeltSettings()) -> list[Detected]:
+    """Detect change points in every series since its last acknowledgement; store new ones."""
+    from db.models_ci import ChangePoint
+
+    acks = _acks(session)
+    now = datetime.now(timezone.utc)
+    stored = {(SeriesKey(c.technique, c.impl, c.case_id, c.metric, c.hardware_key, c.software_key, c.protocol),
+               c.run_id): c for c in session.scalars(select(ChangePoint))}
+    found: list[Detected] = []
+    for key, points in sorted(all_series(session, tier, techniques, with_samples=False).items()):
+        ack_list = acks.get(key, [])
+        since = _aware(ack_list[-1].from_started_at) if ack_list else None
+        pts: list[Point] = [p for p in points if p.status == "ok" and p.value is not None and p.value > 0
+                            and (since is None or _aware(p.started_at) >= since)]
+        if len(pts) < 2 * settings.min_size:
+            continue
+        for ch in pelt_changes([p.value for p in pts], settings):
+            p = pts[ch.index]
+            kind = _kind(key, p.direction, ch.rel_change)
+            row = stored.get((key, p.run_id))
+            new = row is None
+            if new:
+                row = ChangePoint(**key.as_dict(), run_id=p.run_id, run_started_at=p.started_at, method=METHOD,
+                                  before_value=ch.before, after_value=ch.after, rel_change=ch.rel_change, kind=kind,
+                                  detected_at=now, details={"settings": settings.__dict__, "points": len(pts)})
+                session.add(row)
+                session.flush()
+                stored[(key, p.run_id)] = row
+            found.append(Detected(row.id, key, p.run_id, p.started_at, ch.before, ch.after, ch.rel_change, kind,
+                                  new, None))
+    # Stored change points that an acknowledgement covers are listed as acknowledged, not alerting.
+    for key, items in acks.items():
+        for a in items:
+            for (k, run_id), c in stored.items():
+                if k == key and _aware(c.run_started_at) <= _aware(a.from_started_at) and (
+                        a.change_point_id in (None, c.id)):
+                    found.append(Detected(c.id, k, run_id, c.run_started_at, c.before_value, c.after_value,
+                                          c.rel_change, c.kind, False, {"who": a.who, "why": a.why, "ack_id": a.id}))
+    return found
+
+
+def acknowledge(session, change_point_id: int, who: str, why: str) -> int:
+    """Mark a stored change as intended: the series is re-baselined from that change's run."""
+    from db.models_ci import Acknowledgement, ChangePoint
+
+    c = session.get(ChangePoint, change_point_id)
+    if c is None:
+        raise KeyError(f"no change point {change_point_id}")
+    a = Acknowledgement(technique=c.technique, impl=c.impl, case_id=c.case_id, metric=c.metric,
+                        hardware_key=c.hardware_key, software_key=c.software_key, protocol=c.protocol,
+                        from_run_id=c.run_id, from_started_at=c.run_started_at, change_point_id=c.id, who=who,
+                        why=why, created_at=datetime.now(timezone.utc))
+    session.add(a)
+    session.flush()
+    return a.id
+
+
+def table(found: list[Detected]) -> Table:
+    t = Table(title="change points (alerting first)")
+    for col in ("id", "series", "run", "before", "after", "change", "kind", "state"):
+        t.add_column(col)
+    for d in sorted(found, key=lambda d: (d.acknowledged is not None, d.kind != "regression", -abs(d.rel_change))):
+        state = f"acknowledged by {d.acknowledged['who']}" if d.acknowledged else ("NEW" if d.new else "alerting")
+        t.add_row(str(d.id), d.key.label(), d.run_id[:12], f"{d.before:.4g}", f"{d.after:.4g}",
+                  f"{d.rel_change:+.1%}", d.kind, state)
+    return t
+
+
+DB = typer.Option(None, "--db", help="database URL (default: $KWATCH_DB or sqlite:///kwatch.db)")
+
+
+def detect_cmd(db: Optional[str] = DB, tier: str = typer.Option("nightly", "--tier"),
+               technique: Optional[list[str]] = typer.Option(None, "--technique", "-t"),
+               json_out: Optional[Path] = typer.Option(None, "--json"),
+               fail_on_new: bool = typer.Option(False, "--fail-on-new", help="exit 1 on a new regression")) -> None:
+    """Find change points in each series' nightly history (PELT via ruptures); store and list them."""
+    from db.engine import open_db
+
+    with open_db(db)() as s, s.begin():
+        found = detect(s, tier, technique)
+    Console().print(table(found))
+    if json_out:
+        json_out.write_text(json.dumps({"method": METHOD, "changes": [d.as_dict() for d in found]}, indent=1))
+    new_reg = [d for d in found if d.new and d.kind == "regression" and not d.acknowledged]
+    console.print(f"{len(found)} change points, {len(new_reg)} new regressions")
+    if fail_on_new and new_reg:
+        raise typer.Exit(1)
+
+
+def ack_cmd(change_point: int = typer.Argument(..., help="change point id (from kwatch detect)"),
+            who: str = typer.Option(..., "--who"), why: str = typer.Option(..., "--why"), db: Optional[str] = DB) -> None:
+    """Acknowledge a change as intended: re-baseline its series from that run; it stops alerting."""
+    from db.engine import open_db
+
+    if not who.strip() or not why.strip():
+        raise typer.BadParameter("--who and --why must not be empty")
+    with open_db(db)() as s, s.begin():
+        try:
+            aid = acknowledge(s, change_point, who, why)
+        except KeyError as exc:
+            raise typer.BadParameter(str(exc.args[0]))
+    console.print(f"acknowledgement {aid}: change point {change_point} re-baselined by {who}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("detect")(detect_cmd)
+    app.command("ack")(ack_cmd)

@@ -1,0 +1,57 @@
+"""kwatch detect on nightly history replayed from a real H200 run: finds an injected step, ack re-baselines."""
+import json
+from pathlib import Path
+
+import pytest
+
+from ci.detect_bench import replay_runs
+from ci.detect_core import online_pelt, pelt_changes
+from tests.conftest import ROOT, kwatch
+
+H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json"
+STEP = ("triton_dot_bf16x3", "m2048n2048k2048")
+
+
+@pytest.fixture(scope="module")
+def nights():
+    doc = json.loads(H200.read_text())
+    return replay_runs(doc, nights=16, block=20, steps={STEP: (10, 1.05)})
+
+
+def test_pelt_finds_a_5pct_step_in_real_noise_and_nothing_in_plain_noise(nights):
+    lat = lambda impl: [next(r["value"] for r in d["results"] if r["impl"] == impl and
+                             r["case"] == STEP[1] and r["metric"] == "latency_ms") for d in nights]
+    changes = pelt_changes(lat(STEP[0]))
+    assert [c.index for c in changes] == [10]
+    assert changes[0].rel_change == pytest.approx(0.05, abs=0.01)
+    assert pelt_changes(lat("cublas_fp32")) == []
+    alerts = online_pelt(lat(STEP[0]))
+    assert len(alerts) == 1 and 10 <= alerts[0][0] <= 12  # found within 2 nights, once
+
+
+def test_detect_stores_changes_and_ack_rebaselines(nights, db_url, tmp_path):
+    files = []
+    for d in nights:
+        f = tmp_path / f"{d['run']['id']}.json"
+        f.write_text(json.dumps(d))
+        files.append(str(f))
+    assert kwatch("ingest", *files, "--db", db_url).returncode == 0
+    out = tmp_path / "d.json"
+    p = kwatch("detect", "--db", db_url, "--json", str(out), "--fail-on-new")
+    assert p.returncode == 1, p.stdout + p.stderr  # a new regression
+    changes = json.loads(out.read_text())["changes"]
+    lat = [c for c in changes if c["metric"] == "latency_ms"]
+    assert [(c["impl"], c["case_id"], c["kind"]) for c in lat] == [(*STEP, "regression")]
+    assert lat[0]["run_id"] == nights[10]["run"]["id"] and lat[0]["new"]
+    tfl = [c for c in changes if c["metric"] == "tflops"]
+    assert [c["kind"] for c in tfl] == ["regression"]  # throughput fell: worse for a higher-is-better metric
+    # Second pass: same change, no longer new, so the nightly gate no longer fails on it.
+    p = kwatch("detect", "--db", db_url, "--json", str(out), "--fail-on-new")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert not any(c["new"] for c in json.loads(out.read_text())["changes"])
+    p = kwatch("ack", str(lat[0]["id"]), "--who", "alice", "--why", "bf16x3 retuned on purpose", "--db", db_url)
+    assert p.returncode == 0, p.stderr
+    kwatch("detect", "--db", db_url, "--json", str(out))
+    after = [c for c in json.loads(out.read_text())["changes"] if c["metric"] == "latency_ms"]
+    assert len(after) == 1 and after[0]["acknowledged"]["who"] == "alice"
+    assert kwatch("ack", "99999", "--who", "a", "--why", "b", "--db", db_url).returncode != 0
