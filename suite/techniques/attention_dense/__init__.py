@@ -31,7 +31,7 @@ TECHNIQUE = Technique(
     ),
     cases=(
         _case(256, ("smoke",), hq=4, hkv=2, d=64, seeds=2),
-        _case(16384, ("nightly",)),
+        _case(16384, ("full",)),
         _case(65536, ("nightly",)),
         _case(4096, ("full",)),
         _case(131072, ("full",)),

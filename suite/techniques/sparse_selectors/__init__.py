@@ -22,7 +22,7 @@ TECHNIQUE = Technique(
                 for n in _NAMES),
     cases=(
         _case(1024, 64, 0.25, ("smoke",), hq=4, hkv=2, d=64, seeds=2),
-        _case(16384, 128, 0.1, ("nightly",)),
+        _case(16384, 128, 0.1, ("full",)),
         _case(65536, 128, 0.1, ("nightly",)),
         _case(65536, 64, 0.1, ("full",)),
     ),

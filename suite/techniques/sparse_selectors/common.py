@@ -92,10 +92,18 @@ def msa_index(q, k, block: int, density: float, rank: int = 32, proj: torch.Tens
     index scores, max over each KV block, then top-k."""
     bsz, hq, hkv, grp, nq, nk, d = _shape(q, k, block)
     w = proj if proj is not None else index_projection(hkv, d, rank, q.device)
-    kp = k.float() @ w[None]  # (B,Hkv,Sk,r)
+    kp = (k.float() @ w[None]).transpose(-1, -2)  # (B,Hkv,r,Sk)
     qp = _q_summary(q, hkv, block) @ w[None]  # (B,Hkv,nQB,r)
-    tok = (qp @ kp.transpose(-1, -2)).view(bsz, hkv, nq, nk, block)
-    return topk_blocks(tok.amax(-1), _counts(q, k, block, density))
+    scores = _by_rows(lambda a, e: (qp[:, :, a:e] @ kp).view(bsz, hkv, e - a, nk, block).amax(-1),
+                      nq, bsz * hkv * k.shape[2])
+    return topk_blocks(scores, _counts(q, k, block, density))
+
+
+def _by_rows(fn, nq: int, elems_per_row: int, budget: int = 1 << 28) -> torch.Tensor:
+    """Block scores fn(a, e) -> (B,H,e-a,nKB) over query-block ranges, so that the token-level
+    intermediate (elems_per_row per query block) stays under `budget` elements."""
+    step = max(1, budget // max(1, elems_per_row))
+    return torch.cat([fn(a, min(a + step, nq)) for a in range(0, nq, step)], dim=2)
 
 
 def dhsa_chunks(q, k, block: int, density: float, window: int = 16, z: float = 4.0,
@@ -124,8 +132,12 @@ def dhsa_chunks(q, k, block: int, density: float, window: int = 16, z: float = 4
     lens = torch.zeros(bsz, hkv, nch, device=k.device).scatter_add_(2, cid, torch.ones_like(dist))
     rep = sums / lens.clamp(min=1).sqrt()[..., None]
     chunk_scores = _q_summary(q, hkv, block) @ rep.transpose(-1, -2)  # (B,Hkv,nQB,nch)
-    tok = torch.gather(chunk_scores, 3, cid[:, :, None, :].expand(-1, -1, nq, -1))
-    return topk_blocks(tok.view(bsz, hkv, nq, nk, block).amax(-1), _counts(q, k, block, density))
+
+    def rows(a, e):  # chunk scores upsampled to tokens, max per KV block
+        tok = torch.gather(chunk_scores[:, :, a:e], 3, cid[:, :, None, :].expand(-1, -1, e - a, -1))
+        return tok.view(bsz, hkv, e - a, nk, block).amax(-1)
+
+    return topk_blocks(_by_rows(rows, nq, bsz * hkv * sk), _counts(q, k, block, density))
 
 
 def _unit_cube(x: torch.Tensor, proj: torch.Tensor) -> torch.Tensor:
