@@ -60,6 +60,16 @@ def _kind(key: SeriesKey, direction: str, rel: float) -> str:
     return "regression" if worse else "improvement"
 
 
+def _near(stored: dict, key: SeriesKey, pts: list[Point], index: int, rel: float):
+    """A stored change of this series, of the same sign, located within one night of `index`."""
+    for j in (index - 1, index + 1):
+        if 0 <= j < len(pts):
+            row = stored.get((key, pts[j].run_id))
+            if row is not None and (row.rel_change or 0) * rel > 0:
+                return row
+    return None
+
+
 def detect(session, tier: str = "nightly", techniques: Optional[list[str]] = None,
            settings: PeltSettings = PeltSettings()) -> list[Detected]:
     """Detect change points in every series since its last acknowledgement; store new ones."""
@@ -80,8 +90,15 @@ def detect(session, tier: str = "nightly", techniques: Optional[list[str]] = Non
         for ch in pelt_changes([p.value for p in pts], settings):
             p = pts[ch.index]
             kind = _kind(key, p.direction, ch.rel_change)
-            row = stored.get((key, p.run_id))
+            row = stored.get((key, p.run_id)) or _near(stored, key, pts, ch.index, ch.rel_change)
             new = row is None
+            if row is not None and row.run_id != p.run_id and (key, p.run_id) not in stored:
+                # The same change, located one night off now that more nights are in: move it.
+                stored.pop((key, row.run_id), None)
+                row.run_id, row.run_started_at = p.run_id, p.started_at
+                row.before_value, row.after_value, row.rel_change = ch.before, ch.after, ch.rel_change
+                stored[(key, p.run_id)] = row
+                session.flush()
             if new:
                 row = ChangePoint(**key.as_dict(), run_id=p.run_id, run_started_at=p.started_at, method=METHOD,
                                   before_value=ch.before, after_value=ch.after, rel_change=ch.rel_change, kind=kind,

@@ -1,0 +1,108 @@
+"""`kwatch nightly`: run the nightly tier, ingest, detect change points, write the report; exit 1 on news."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from sqlalchemy import select
+
+from runners import cli as runners_cli
+
+console = Console(stderr=True)
+
+
+def failures_of(session, doc: dict) -> list[dict]:
+    """Errored / failed rows of this run; new when the same subject was ok in the previous run of the tier."""
+    from db.models import Benchmark, Result, Run
+
+    run = doc["run"]
+    prev = session.scalar(select(Run.id).where(Run.tier == run["tier"], Run.id != run["id"],
+                                               Run.started_at < session.get(Run, run["id"]).started_at)
+                          .order_by(Run.started_at.desc()).limit(1))
+    prev_ok: set[tuple] = set()
+    if prev:
+        q = (select(Benchmark.technique, Benchmark.impl, Benchmark.case_id, Result.metric)
+             .join(Result, Result.benchmark_id == Benchmark.id).where(Result.run_id == prev, Result.status == "ok"))
+        prev_ok = {tuple(r) for r in session.execute(q)}
+    out = []
+    for r in doc["results"]:
+        if r["status"] in ("error", "failed_correctness"):
+            subj = (r["technique"], r["impl"], r["case"], r["metric"])
+            out.append({"series": "/".join(subj), "status": r["status"], "error": r["error"],
+                        "new": prev is None or subj in prev_ok})
+    return out
+
+
+def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[list[str]] = None) -> tuple[dict, int]:
+    """Ingest a nightly document, detect, write nightly.md / nightly.html / nightly.json; (summary, exit code)."""
+    from ci.detect import detect
+    from ci.report_nightly import summarize, to_html, to_markdown
+    from db.engine import open_db
+    from db.ingest import ingest_doc
+    from db.series import all_series
+
+    factory = open_db(db)
+    with factory() as s, s.begin():
+        ingest_doc(s, doc, "nightly", "kwatch")
+    console.print(f"[bold]ingested[/bold] run {doc['run']['id']}")
+    with factory() as s, s.begin():
+        changes = detect(s, doc["run"]["tier"], techniques)
+        failures = failures_of(s, doc)
+    console.print(f"[bold]detected[/bold] {len(changes)} change points")
+    summary = summarize(doc, changes, failures)
+    md = to_markdown(summary)
+    with factory() as s:
+        series = all_series(s, doc["run"]["tier"], techniques or None, with_samples=False)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "nightly.md").write_text(md)
+    (out_dir / "nightly.html").write_text(to_html(summary, md, series, changes))
+    (out_dir / "nightly.json").write_text(json.dumps(
+        {"run_id": doc["run"]["id"], "counts": summary["counts"],
+         "new_regressions": [c.as_dict() for c in summary["new_regressions"]],
+         "alerting": [c.as_dict() for c in summary["alerting"]], "failures": failures}, indent=1, default=str))
+    console.print(f"[bold]report[/bold] {out_dir / 'nightly.md'}, {out_dir / 'nightly.html'}")
+    code = 1 if summary["new_regressions"] or summary["new_failures"] else 0
+    return summary, code
+
+
+def nightly_cmd(db: Optional[str] = typer.Option(None, "--db", help="database URL (default: $KWATCH_DB or sqlite)"),
+                tier: str = typer.Option("nightly", "--tier"),
+                technique: Optional[list[str]] = runners_cli.TECH, impl: Optional[list[str]] = runners_cli.IMPL,
+                out_dir: Path = typer.Option(Path("nightly-report"), "--out-dir", help="report folder"),
+                result: Optional[Path] = typer.Option(None, "--result", help="use this result file instead of running"),
+                device: str = runners_cli.DEVICE, timeout: float = runners_cli.TIMEOUT) -> None:
+    """Run the nightly tier (or take --result), ingest, detect, report; exit 1 on new regressions/failures."""
+    from db.pytest_benchmark import load_any
+    from db.validate import ResultFileError
+
+    if result is not None:
+        try:
+            doc, _ = load_any(result)
+        except ResultFileError as exc:
+            console.print(f"[red]refused:[/red] {exc}")
+            raise typer.Exit(2)
+    else:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+        path = out_dir / f"run-{tier}-{stamp}.json"
+        opts = runners_cli.options(tier, technique, impl, None, device, "nightly", timeout, None)
+        try:
+            rf = runners_cli.run_with_progress(opts, str(path))
+        except KeyError as exc:
+            raise typer.BadParameter(str(exc.args[0]))
+        Console().print(runners_cli.summary_table(rf.results))
+        doc = rf.doc
+    summary, code = nightly(db, doc, out_dir, technique)
+    print((out_dir / "nightly.md").read_text())
+    if code:
+        console.print(f"[red]nightly: {len(summary['new_regressions'])} new regressions, "
+                      f"{len(summary['new_failures'])} new failures[/red]")
+    raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("nightly")(nightly_cmd)

@@ -1,0 +1,101 @@
+"""Nightly report: Markdown summary and a self-contained HTML page with Plotly history plots."""
+from __future__ import annotations
+
+import html
+from datetime import datetime
+
+from ci.detect import Detected
+from db.series import Point, SeriesKey
+
+
+def _fmt(x) -> str:
+    return "—" if x is None else (f"{x:.4g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3e}")
+
+
+def summarize(run_doc: dict, changes: list[Detected], failures: list[dict]) -> dict:
+    """Counts and lists the two renderings share."""
+    counts: dict[str, int] = {}
+    for r in run_doc["results"]:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    new_reg = [c for c in changes if c.new and c.kind == "regression" and not c.acknowledged]
+    alerting = [c for c in changes if not c.acknowledged]
+    return {"run": run_doc["run"], "counts": counts, "new_regressions": new_reg, "alerting": alerting,
+            "acknowledged": [c for c in changes if c.acknowledged], "failures": failures,
+            "new_failures": [f for f in failures if f["new"]]}
+
+
+def to_markdown(s: dict) -> str:
+    run = s["run"]
+    env = run.get("env") or {}
+    bad = bool(s["new_regressions"] or s["new_failures"])
+    lines = [f"## KernelWatch nightly: {'❌ new regressions or failures' if bad else '✅ no new regressions'}", "",
+             f"- run `{run['id']}` ({run.get('tier')}), {env.get('gpu_name') or 'CPU ' + str(env.get('cpu'))}, "
+             f"commit {(run.get('git') or {}).get('commit') or '?'}, started {run.get('started_at')}",
+             "- results: " + ", ".join(f"{n} {k}" for k, n in sorted(s["counts"].items())),
+             f"- change points: {len(s['alerting'])} alerting ({len(s['new_regressions'])} new regressions), "
+             f"{len(s['acknowledged'])} acknowledged; method PELT (ruptures) on each series' nightly history", ""]
+    if s["alerting"]:
+        lines += ["### Alerting change points (worst first)", "",
+                  "| id | series | first run | before | after | change | kind | new |", "|---|---|---|---|---|---|---|---|"]
+        for c in sorted(s["alerting"], key=lambda c: (c.kind != "regression", -abs(c.rel_change))):
+            lines.append(f"| {c.id} | `{c.key.label()}` | `{c.run_id[:12]}` | {_fmt(c.before)} | {_fmt(c.after)} | "
+                         f"{c.rel_change:+.1%} | {c.kind} | {'yes' if c.new else ''} |")
+        lines += ["", "Acknowledge an intended change: `kwatch ack ID --who NAME --why REASON`.", ""]
+    if s["failures"]:
+        lines += ["### Failures", "", "| series | status | new | message |", "|---|---|---|---|"]
+        for f in s["failures"]:
+            msg = (f["error"] or "").replace("|", "\\|").replace("\n", " ")[:160]
+            lines.append(f"| `{f['series']}` | {f['status']} | {'yes' if f['new'] else ''} | {msg} |")
+        lines.append("")
+    if s["acknowledged"]:
+        lines += ["### Acknowledged (re-baselined)", ""]
+        lines += [f"- `{c.key.label()}` {c.rel_change:+.1%} at `{c.run_id[:12]}`: {c.acknowledged['who']} — "
+                  f"{c.acknowledged['why']}" for c in s["acknowledged"]] + [""]
+    return "\n".join(lines)
+
+
+def _figure(key: SeriesKey, points: list[Point], marks: list[Detected]):
+    import plotly.graph_objects as go
+
+    ok = [p for p in points if p.status == "ok" and p.value is not None]
+    fig = go.Figure()
+    q1 = [p.stats.get("q1") for p in ok]
+    q3 = [p.stats.get("q3") for p in ok]
+    err = None
+    if key.metric == "latency_ms" and all(v is not None for v in q1 + q3):
+        err = dict(type="data", symmetric=False, array=[b - p.value for b, p in zip(q3, ok)],
+                   arrayminus=[p.value - a for a, p in zip(q1, ok)], thickness=1)
+    fig.add_trace(go.Scatter(x=[p.started_at for p in ok], y=[p.value for p in ok], mode="lines+markers",
+                             name=key.metric, error_y=err, hovertext=[p.run_id[:12] for p in ok]))
+    for c in marks:
+        colour = "crimson" if c.kind == "regression" else ("seagreen" if c.kind == "improvement" else "grey")
+        fig.add_vline(x=c.started_at.timestamp() * 1000, line_dash="dash", line_color=colour)
+        fig.add_annotation(x=c.started_at, y=c.after, text=f"{c.rel_change:+.1%}{' (ack)' if c.acknowledged else ''}",
+                           showarrow=True, arrowhead=1)
+    fig.update_layout(title=key.label(), height=320, margin=dict(l=40, r=20, t=40, b=30),
+                      yaxis_title=f"{key.metric} (median, IQR bars)" if err else key.metric)
+    return fig
+
+
+def to_html(s: dict, markdown: str, series: dict[SeriesKey, list[Point]], changes: list[Detected],
+            max_plots: int = 40) -> str:
+    """One self-contained HTML page: the summary and a history plot per series with a change point."""
+    from plotly.offline import get_plotlyjs
+
+    by_key: dict[SeriesKey, list[Detected]] = {}
+    for c in changes:
+        by_key.setdefault(c.key, []).append(c)
+    keys = sorted(by_key, key=lambda k: (min(c.kind != "regression" for c in by_key[k]),
+                                         -max(abs(c.rel_change) for c in by_key[k])))[:max_plots]
+    if not keys:  # nothing changed: show the latency series of this run
+        keys = [k for k in sorted(series) if k.metric == "latency_ms"][:12]
+    divs = [_figure(k, series.get(k, []), by_key.get(k, [])).to_html(full_html=False, include_plotlyjs=False)
+            for k in keys]
+    md = html.escape(markdown)
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>KernelWatch nightly</title>"
+            f"<script type='text/javascript'>{get_plotlyjs()}</script>"
+            "<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}"
+            "pre{white-space:pre-wrap;background:#f6f8fa;padding:1em}</style></head><body>"
+            f"<h1>KernelWatch nightly — {html.escape(str(s['run'].get('started_at')))}</h1>"
+            f"<pre>{md}</pre><h2>History</h2>" + "\n".join(divs) +
+            f"<p>generated {datetime.now().isoformat(timespec='seconds')}</p></body></html>")

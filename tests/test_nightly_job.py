@@ -1,0 +1,43 @@
+"""kwatch nightly: a real (CPU smoke) run end to end, and the night-by-night exit code on replayed H200 noise."""
+import json
+
+from ci.detect_bench import replay_runs
+from tests.conftest import ROOT, kwatch
+
+H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json"
+
+
+def test_nightly_runs_ingests_detects_and_reports(sqlite_url, tmp_path):
+    out = tmp_path / "report"
+    p = kwatch("nightly", "--db", sqlite_url, "--tier", "smoke", "-t", "gemm_fp32_emulation", "-i", "cublas_fp32",
+               "--out-dir", str(out))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "ingested" in p.stderr and "detected" in p.stderr  # progress shown
+    md = (out / "nightly.md").read_text()
+    assert "KernelWatch nightly" in md and "ok" in md
+    page = (out / "nightly.html").read_text()
+    assert "<script" in page and "Plotly" in page and "cublas_fp32" in page and "src=\"http" not in page
+    assert json.loads((out / "nightly.json").read_text())["counts"]["ok"] >= 4
+
+
+def test_nightly_exit_code_follows_new_regressions(sqlite_url, tmp_path):
+    nights = replay_runs(json.loads(H200.read_text()), nights=13, block=20,
+                         steps={("triton_dot_tf32", "m8192n8192k8192"): (99, 1.0),
+                                ("cublas_tf32", "m2048n2048k2048"): (10, 1.08)})
+    files = []
+    for d in nights:
+        f = tmp_path / f"n{len(files):02d}.json"
+        f.write_text(json.dumps(d))
+        files.append(str(f))
+    assert kwatch("ingest", *files[:10], "--db", sqlite_url).returncode == 0
+    codes = []
+    for i in (10, 11, 12):
+        p = kwatch("nightly", "--db", sqlite_url, "--result", files[i], "--out-dir", str(tmp_path / f"r{i}"))
+        codes.append(p.returncode)
+    assert codes == [1, 0, 0], codes  # alert on the step's night, then the same change is no longer new
+    md = (tmp_path / "r10" / "nightly.md").read_text()
+    assert "cublas_tf32/m2048n2048k2048/latency_ms" in md
+    assert "triton_dot_tf32" not in md  # nothing else alerts in the real noise
+    md = (tmp_path / "r12" / "nightly.md").read_text()
+    assert "+8." in md  # with more nights in, the change is located and sized right
+    assert "regression" in md
