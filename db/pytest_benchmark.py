@@ -48,6 +48,11 @@ def _stats(bench: dict) -> tuple[dict, list[float]]:
     return stats, samples
 
 
+def _known(v):
+    """pytest-benchmark writes 'unknown' / '(unknown)' when git had no answer."""
+    return None if v in (None, "unknown", "(unknown)") else str(v)[:64]
+
+
 def to_document(raw: dict, name: str = "pytest-benchmark") -> dict:
     """A schema-1 document for a pytest-benchmark JSON document; the run id is its content hash."""
     mi = raw.get("machine_info") or {}
@@ -61,7 +66,7 @@ def to_document(raw: dict, name: str = "pytest-benchmark") -> dict:
            "machine_info": mi}
     run = {"id": f"pytest-benchmark-{digest[:40]}", "started_at": raw.get("datetime") or ci.get("time"),
            "finished_at": None, "tier": "pytest-benchmark", "reason": "import",
-           "git": {"commit": ci.get("id"), "branch": ci.get("branch"), "dirty": ci.get("dirty")},
+           "git": {"commit": _known(ci.get("id")), "branch": _known(ci.get("branch")), "dirty": ci.get("dirty")},
            "env": env, "config": {"commit_info": ci, "pytest_benchmark_version": raw.get("version"),
                                   "imported_from": str(name)}}
     rows = []
