@@ -33,6 +33,10 @@ How a status is decided (code: `db/claims.py`, `suite/claims/spec.py`; tests: `t
   given).
 - Measured claims use the latest stored run on matching hardware; arithmetic claims
   (measured_by "arithmetic") are recomputed from their stated inputs.
+- A claim lives as plain data next to the technique that measures it
+  (`suite/techniques/<technique>/claims.py`), or in `suite/claims/ledger_*.py` when nothing here
+  builds the technique. "Recalled" marks a figure or citation taken from the cited source from
+  memory rather than quoted from the page: check it against the source before repeating it.
 """
 
 

@@ -11,8 +11,8 @@ Status rule, per claim (suite/claims/spec.py has the band rule itself):
 from __future__ import annotations
 
 import statistics
-from datetime import timezone
 from dataclasses import asdict, dataclass, field, replace
+from datetime import timezone
 from typing import Any
 
 from sqlalchemy import select
