@@ -47,6 +47,9 @@ TECHNIQUE = Technique(
         _ours("triton_bf16x9_regsplit", "bf16x9", "fp32 tiles split into bf16 in registers"),
         _ours("triton_bf16x6_regsplit", "bf16x6", "fp32 tiles split into bf16 in registers"),
         _ours("triton_bf16x3_regsplit", "bf16x3", "fp32 tiles split into bf16 in registers"),
+        _ours("triton_bf16x9_cat", "bf16x9", "bf16 planes, each step's products as two K-concatenated dots"),
+        _ours("triton_bf16x6_cat", "bf16x6", "bf16 planes, each step's products as two K-concatenated dots"),
+        _ours("triton_bf16x3_cat", "bf16x3", "bf16 planes, each step's products as two K-concatenated dots"),
         _ours("triton_bf16x9_chain", "bf16x9", "bf16 planes, one tensor-core chain over all of K"),
         _ours("triton_bf16x3_chain", "bf16x3", "bf16 planes, one tensor-core chain over all of K"),
         # Fast and wrong, judged in the fp32 class on purpose: the gate must mark it failed.

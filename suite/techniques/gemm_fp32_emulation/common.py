@@ -78,6 +78,13 @@ def planes_matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, scheme: s
     gemm(split_planes(a, scheme), split_planes(b, scheme), out, scheme, promote)
 
 
+def cat_matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, scheme: str) -> None:
+    """out (M,N) fp32 = a (M,K) @ b (K,N): bf16 planes, each step's products as two wide dots."""
+    from suite.techniques.gemm_fp32_emulation.triton_cat_kernel import gemm
+
+    gemm(split_planes(a, scheme), split_planes(b, scheme), out, scheme)
+
+
 def regsplit_matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, scheme: str) -> None:
     """out (M,N) fp32 = a (M,K) @ b (K,N), each fp32 tile split into bf16 pieces in registers."""
     from suite.techniques.gemm_fp32_emulation.triton_regsplit_kernel import launch

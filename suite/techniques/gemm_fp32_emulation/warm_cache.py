@@ -11,6 +11,7 @@ _PKG = "suite.techniques.gemm_fp32_emulation"
 
 
 def _tasks() -> list[tuple[str, dict]]:
+    from suite.techniques.gemm_fp32_emulation import triton_cat_kernel as cat
     from suite.techniques.gemm_fp32_emulation import triton_gemm_kernel as g
     from suite.techniques.gemm_fp32_emulation import triton_planes_kernel as p
     from suite.techniques.gemm_fp32_emulation import triton_regsplit_kernel as r
@@ -24,6 +25,11 @@ def _tasks() -> list[tuple[str, dict]]:
     for nprod in (9, 6, 3):
         for c in r._configs():
             tasks.append(("regsplit", dict(NPROD=nprod, PIECES=2 if nprod == 3 else 3, **c.all_kwargs())))
+    for scheme, (g1, g2) in cat.GROUPS.items():
+        meta = dict(NB1=len(g1), PA1=cat._pack([i for i, _ in g1]), PB1=cat._pack([j for _, j in g1]),
+                    NB2=len(g2), PA2=cat._pack([i for i, _ in g2]), PB2=cat._pack([j for _, j in g2]))
+        for c in cat._prune(cat._configs(), {}, **meta):
+            tasks.append(("cat", dict(meta, **c.all_kwargs())))
     for prec in ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6"):
         for c in g._configs():
             tasks.append(("builtin", dict(PRECISION=prec, **c.all_kwargs())))
@@ -46,6 +52,12 @@ def _compile(task: tuple[str, dict]) -> str:
             pa = torch.empty(pieces, n, n, device="cuda", dtype=dt)
             plane_gemm_kernel.fn.warmup(pa, pa, out, n, n, n, n * n, n * n, n, 1, n, 1, n, 1,
                                         UPCAST=False, grid=(1,), **kw)
+        elif kind == "cat":
+            from suite.techniques.gemm_fp32_emulation.triton_cat_kernel import cat_gemm_kernel
+
+            pa = torch.empty(3, n, n, device="cuda", dtype=torch.bfloat16)
+            cat_gemm_kernel.fn.warmup(pa, pa, out, n, n, n, n * n, n * n, n, 1, n, 1, n, 1,
+                                      UPCAST=False, grid=(1,), **kw)
         elif kind == "regsplit":
             from suite.techniques.gemm_fp32_emulation.triton_regsplit_kernel import regsplit_gemm_kernel
 

@@ -114,8 +114,8 @@ def probe(fn, case, device: str, seed: int) -> list[dict]:
 
 def region(rows: list[dict], impl: str) -> dict:
     """Where `impl` stays within fp32 accuracy, from result rows of the grid (within_fp32 metric):
-    the range of exp_a with exp_b = 0 (and of exp_b with exp_a = 0), and the largest box
-    [lo, hi] x [lo, hi] around 0 holding only valid points."""
+    the range of exp_a with exp_b = 0 (and of exp_b with exp_a = 0), and the widest square
+    [lo, hi] x [lo, hi] around 0 holding only valid grid points."""
     ok = {(r["params"]["exp_a"], r["params"]["exp_b"]): r["value"] == 1.0 for r in rows
           if r["impl"] == impl and r["metric"] == "within_fp32" and r["case"].startswith("sweep_ea")}
     if not ok:
@@ -132,8 +132,9 @@ def region(rows: list[dict], impl: str) -> dict:
             j += 1
         return exps[i], exps[j]
 
-    box = run_around_zero(lambda e: all(ok.get((x, y), False) for x in exps for y in exps
-                                        if min(0, e) <= x <= max(0, e) and min(0, e) <= y <= max(0, e)))
+    boxes = [(lo, hi) for lo in exps if lo <= 0 for hi in exps if hi >= 0
+             if all(ok.get((x, y), False) for x in exps for y in exps if lo <= x <= hi and lo <= y <= hi)]
+    box = max(boxes, key=lambda lh: (lh[1] - lh[0], lh[1]), default=None)
     return {"exp_a_with_b0": run_around_zero(lambda e: ok.get((e, 0), False)),
             "exp_b_with_a0": run_around_zero(lambda e: ok.get((0, e), False)),
             "square_box": box, "valid_points": sum(ok.values()), "points": len(ok)}

@@ -1,0 +1,125 @@
+"""Triton GEMM over pre-split planes with the products of a K step concatenated along K: the
+step's (A piece, B piece) pairs become one wide (BM, n*BK) x (n*BK, BN) tile pair, so a single
+tl.dot runs the whole group as back-to-back wgmma (Triton waits for each dot's result before the
+next dot; one wide dot waits once). Two groups per step, then one IEEE fp32 add."""
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from suite.techniques.gemm_fp32_emulation.common import interpreting
+from suite.techniques.gemm_fp32_emulation.triton_planes_kernel import _to_f32
+
+# Per scheme: two groups of (A plane, B plane) pairs, smallest magnitude first, hi*hi last.
+# Group sizes are powers of two (Triton tile shapes); planes are packed 2 bits a block.
+GROUPS = {
+    "bf16x9": ([(2, 2), (1, 2), (2, 1), (0, 2), (2, 0), (1, 1), (0, 1), (1, 0)], [(0, 0)]),
+    "bf16x6": ([(0, 2), (2, 0), (1, 1), (0, 1)], [(1, 0), (0, 0)]),
+    "bf16x3": ([(0, 1), (1, 0)], [(0, 0)]),
+}
+
+
+def _pack(planes: list[int]) -> int:
+    return sum(p << (2 * i) for i, p in enumerate(planes))
+
+
+@triton.jit
+def _wide_tiles(a_ptr, b_ptr, rm, rn, k0, K, a_plane, b_plane, sam, sak, sbk, sbn,
+                NB: tl.constexpr, PA: tl.constexpr, PB: tl.constexpr, BK: tl.constexpr,
+                EVEN_K: tl.constexpr):
+    """A tile (BM, NB*BK) and B tile (NB*BK, BN): block j holds plane (PA >> 2j) & 3 of A and
+    plane (PB >> 2j) & 3 of B at K offsets k0 .. k0+BK."""
+    c = tl.arange(0, NB * BK)
+    blk = c // BK
+    kk = k0 + c % BK
+    a_off = ((PA >> (2 * blk)) & 3) * a_plane + kk * sak
+    b_off = ((PB >> (2 * blk)) & 3) * b_plane + kk * sbk
+    a_ptrs = a_ptr + rm[:, None] * sam + a_off[None, :]
+    b_ptrs = b_ptr + b_off[:, None] + rn[None, :] * sbn
+    if EVEN_K:
+        a = tl.load(a_ptrs)
+        b = tl.load(b_ptrs)
+    else:
+        a = tl.load(a_ptrs, mask=kk[None, :] < K, other=0)
+        b = tl.load(b_ptrs, mask=kk[:, None] < K, other=0)
+    return a, b
+
+
+# (BM, BN, BK, stages, warps) by the step's block count; shared memory per stage holds all blocks
+# of both groups, (NB1 + NB2) x BK x (BM + BN) bf16, up to ~220 KB; 64-row tiles on 4 warps leave
+# room for two CTAs an SM.
+_CHOICES = {
+    9: [(128, 128, 16, 3, 8), (64, 128, 16, 3, 4)],
+    6: [(128, 128, 32, 2, 8), (128, 128, 16, 4, 8), (64, 128, 16, 3, 4)],
+    3: [(128, 128, 32, 4, 8), (128, 128, 64, 2, 8), (64, 128, 32, 3, 4)],
+}
+
+
+def _configs() -> list[triton.Config]:
+    if interpreting():
+        return [triton.Config({"BM": 64, "BN": 64, "BK": 32, "GROUP_M": 4}, num_warps=4, num_stages=1)]
+    shapes = sorted({shape for choice in _CHOICES.values() for shape in choice})
+    return [triton.Config({"BM": bm, "BN": bn, "BK": bk, "GROUP_M": 8}, num_stages=s, num_warps=w)
+            for bm, bn, bk, s, w in shapes]
+
+
+def _prune(configs, named_args, **kwargs):
+    """The configs listed in _CHOICES for this scheme's block count."""
+    if interpreting():
+        return configs
+    want = set(_CHOICES[kwargs["NB1"] + kwargs["NB2"]])
+    keep = [c for c in configs if (c.kwargs["BM"], c.kwargs["BN"], c.kwargs["BK"], c.num_stages,
+                                   c.num_warps) in want]
+    return keep or configs[:1]
+
+
+@triton.autotune(configs=_configs(), key=["M", "N", "K", "NB1", "NB2"],
+                 prune_configs_by={"early_config_prune": _prune})
+@triton.heuristics({"EVEN_K": lambda args: args["K"] % args["BK"] == 0})
+@triton.jit
+def cat_gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, a_plane, b_plane, sam, sak, sbk, sbn, scm, scn,
+                    NB1: tl.constexpr, PA1: tl.constexpr, PB1: tl.constexpr, NB2: tl.constexpr,
+                    PA2: tl.constexpr, PB2: tl.constexpr, UPCAST: tl.constexpr, BM: tl.constexpr,
+                    BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr, EVEN_K: tl.constexpr):
+    pid = tl.program_id(0)
+    grid_m, grid_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
+    per_group = GROUP_M * grid_n
+    first_m = (pid // per_group) * GROUP_M
+    group_rows = min(grid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % per_group) % group_rows
+    pid_n = (pid % per_group) // group_rows
+    rm = (pid_m * BM + tl.arange(0, BM)) % M
+    rn = (pid_n * BN + tl.arange(0, BN)) % N
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for kt in range(0, tl.cdiv(K, BK)):
+        a1, b1 = _wide_tiles(a_ptr, b_ptr, rm, rn, kt * BK, K, a_plane, b_plane, sam, sak, sbk, sbn,
+                             NB1, PA1, PB1, BK, EVEN_K)
+        a2, b2 = _wide_tiles(a_ptr, b_ptr, rm, rn, kt * BK, K, a_plane, b_plane, sam, sak, sbk, sbn,
+                             NB2, PA2, PB2, BK, EVEN_K)
+        if UPCAST:  # interpreter: bf16 dots are wrong there; the products are exact in fp32
+            part = tl.dot(_to_f32(a1), _to_f32(b1), input_precision="ieee")
+            part = tl.dot(_to_f32(a2), _to_f32(b2), part, input_precision="ieee")
+        else:
+            part = tl.dot(a1, b1)
+            part = tl.dot(a2, b2, part)
+        acc += part  # IEEE fp32 add of the step's short tensor-core chain
+    cm = pid_m * BM + tl.arange(0, BM)
+    cn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + cm[:, None] * scm + cn[None, :] * scn, acc,
+             mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+
+def gemm(pa: torch.Tensor, pb: torch.Tensor, out: torch.Tensor, scheme: str) -> None:
+    """out (M,N) fp32 = sum of the scheme's products of bf16 planes pa (P,M,K) and pb (P,K,N)."""
+    _, M, K = pa.shape
+    N = pb.shape[2]
+    if interpreting():
+        pa, pb = pa.view(torch.int16), pb.view(torch.int16)
+    g1, g2 = GROUPS[scheme]
+    grid = lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)
+    cat_gemm_kernel[grid](pa, pb, out, M, N, K, pa.stride(0), pb.stride(0), pa.stride(1), pa.stride(2),
+                          pb.stride(1), pb.stride(2), out.stride(0), out.stride(1),
+                          NB1=len(g1), PA1=_pack([i for i, _ in g1]), PB1=_pack([j for _, j in g1]),
+                          NB2=len(g2), PA2=_pack([i for i, _ in g2]), PB2=_pack([j for _, j in g2]),
+                          UPCAST=interpreting())
