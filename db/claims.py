@@ -216,8 +216,15 @@ def evaluate_claim(session: Session, c: Claim, seen: list[str]) -> Verdict:
                        (f": {c.note}" if c.note else ""))
     got = _measure(session, c.check, c.runs_on)
     if got is None:
-        where = " / ".join(c.check.techniques()) if isinstance(c.check, Custom) else c.check.technique
-        return Verdict(c, PENDING, detail=f"no stored {where} result on matching hardware yet")
+        if isinstance(c.check, Custom):
+            what = " / ".join(c.check.techniques()) + (f" {c.check.metric}" if c.check.metric else "")
+        else:
+            what = (f"{c.check.technique} {c.check.metric} of {', '.join(c.check.impls())}"
+                    + (f" (with {', '.join(c.check.baselines())})" if c.check.baselines() else "")
+                    + (f", case {c.check.case}" if c.check.case else ""))
+        cpu = isinstance(c.check, Custom) or c.check.cpu_ok
+        hw = " / ".join(c.runs_on) if c.runs_on else ("any hardware" if cpu else "any GPU")
+        return Verdict(c, PENDING, detail=f"no stored result yet: {what} on {hw}")
     value, detail, evidence = got
     return Verdict(c, judge(value, c.band), value, detail, evidence)
 
