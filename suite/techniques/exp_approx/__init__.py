@@ -37,16 +37,19 @@ TECHNIQUE = Technique(
                 requires=TRITON) for d in range(1, 6)),
         *(_impl(f"triton_hybrid3_f{round(100 * k / 16)}", "poly3",
                 f"{k}/16 of elements by the degree-3 polynomial, the rest by MUFU", requires=TRITON)
-          for k in (4, 5, 6, 8)),
+          for k in (4, 5, 6, 7, 8)),
     ),
     cases=(
         _elem("elem_n4k", 1 << 12, ("smoke",), stride=1 << 18, points=1 << 12),
         Case("sum_t4_n4k", {"kind": "sum", "n": 1 << 12, "terms": 4, "lo": -8.0,
                              "delta": 0.0625}, ("smoke",)),
+        Case("chain_t4_n4k", {"kind": "chain", "n": 1 << 12, "terms": 4, "shift": 1.5}, ("smoke",)),
         Case("softmax_r4c256", {"kind": "softmax", "rows": 4, "cols": 256}, ("smoke",)),
         _elem("elem_n16m", 1 << 24, ("nightly",), stride=1, points=1 << 24),
         Case("sum_t64_n8m", {"kind": "sum", "n": 1 << 23, "terms": 64, "lo": -8.0,
                              "delta": 0.0625}, ("nightly",), seeds=2),
+        Case("chain_t64_n8m", {"kind": "chain", "n": 1 << 23, "terms": 64, "shift": 1.5},
+             ("nightly",), seeds=2),
         Case("softmax_r8kc4k", {"kind": "softmax", "rows": 8192, "cols": 4096}, ("nightly",), seeds=2),
     ),
     # Judged against a plain fp32 torch run of the same kernel with the same exp2 (its error class).

@@ -13,8 +13,8 @@ import subprocess
 import tempfile
 
 
-def compile_sum_kernel(degree: int, sixteenths: int, u: int = 128):
-    """The compiled exp2_sum_kernel (triton CompiledKernel) for sm_90, variant (degree, k/16)."""
+def compile_sum_kernel(degree: int, sixteenths: int, u: int = 128, kind: str = "sum", num_warps: int = 4):
+    """The compiled exp2_sum_kernel or exp2_chain_kernel (`kind`) for sm_90, variant (degree, k/16)."""
     os.environ.pop("TRITON_INTERPRET", None)
     import triton
     from triton.backends.compiler import GPUTarget
@@ -25,21 +25,42 @@ def compile_sum_kernel(degree: int, sixteenths: int, u: int = 128):
     args = common.variant_args(degree, sixteenths)
     args["INTERPRET"] = False
     consts = dict(U=u, **args)
-    sig = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "terms": "i32", "delta": "fp32"}
+    last = "delta" if kind == "sum" else "shift"
+    sig = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "terms": "i32", last: "fp32"}
     sig.update({k: "constexpr" for k in consts})
-    src = ASTSource(fn=common.exp2_sum_kernel, signature=sig, constexprs=consts)
-    return triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+    fn = common.exp2_sum_kernel if kind == "sum" else common.exp2_chain_kernel
+    src = ASTSource(fn=fn, signature=sig, constexprs=consts)
+    return triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps})
 
 
 def sass(kernel) -> str:
     """SASS text of a compiled kernel, by the nvdisasm that ships with Triton."""
+    return sass_of_cubin(kernel.asm["cubin"])
+
+
+def sass_of_cubin(cubin: bytes) -> str:
+    """SASS text of a cubin (bytes), by the nvdisasm that ships with Triton."""
     import triton
 
     tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "nvdisasm")
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(kernel.asm["cubin"])
+        f.write(cubin)
         f.flush()
         return subprocess.run([tool, "-c", f.name], capture_output=True, text=True, check=True).stdout
+
+
+def cached_loop_opcodes(prefix: str = "exp2_") -> list[tuple[str, dict]]:
+    """(cubin path, loop opcode counts) for every kernel named prefix* in Triton's cache: what this
+    host actually compiled and ran."""
+    import glob
+
+    import triton
+
+    out = []
+    for path in sorted(glob.glob(os.path.join(triton.knobs.cache.dir, "*", prefix + "*.cubin"))):
+        with open(path, "rb") as f:
+            out.append((path, dict(loop_opcodes(sass_of_cubin(f.read())))))
+    return out
 
 
 def loop_opcodes(text: str) -> collections.Counter:
@@ -71,7 +92,9 @@ def loop_opcodes(text: str) -> collections.Counter:
 
 
 if __name__ == "__main__":
-    for degree, k in [(0, 0), (1, 16), (2, 16), (3, 16), (4, 16), (5, 16), (3, 4), (3, 5), (3, 6), (3, 8)]:
-        ops = loop_opcodes(sass(compile_sum_kernel(degree, k)))
-        keep = {o: c for o, c in sorted(ops.items()) if c > 1}
-        print(f"degree {degree} poly {k}/16: {sum(ops.values())} instr in loop; {keep}")
+    for kind in ("sum", "chain"):
+        for degree, k in [(0, 0), (1, 16), (2, 16), (3, 16), (4, 16), (5, 16), (3, 4), (3, 5), (3, 6), (3, 8)]:
+            ops = loop_opcodes(sass(compile_sum_kernel(degree, k, kind=kind)))
+            keep = {o: c for o, c in sorted(ops.items()) if c > 1}
+            print(f"{kind} degree {degree} poly {k}/16: {sum(ops.values())} instr in loop (16 exp2 per"
+                  f" thread); {keep}")

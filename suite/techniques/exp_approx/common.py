@@ -118,6 +118,36 @@ def exp2_sum_kernel(x_ptr, out_ptr, n, terms, delta, U: tl.constexpr, POLY_MASK:
     tl.store(out_ptr + o4, a4, mask=o4 < n)
 
 
+@triton.jit(do_not_specialize=["terms"])
+def exp2_chain_kernel(x_ptr, out_ptr, n, terms, shift, U: tl.constexpr, POLY_MASK: tl.constexpr,
+                      DEGREE: tl.constexpr, C1: tl.constexpr, C2: tl.constexpr, C3: tl.constexpr,
+                      C4: tl.constexpr, C5: tl.constexpr, INTERPRET: tl.constexpr):
+    """out[i] = x_terms for x_0 = x[i], x_{j+1} = 2**x_j - shift; x, out (n,) fp32. One FADD per
+    exp2 beside it (the sum kernel has two); for shift 1.5 and x in [-1, -0.5] the map contracts."""
+    base = tl.program_id(0).to(tl.int64) * (16 * U)
+    o0 = base + tl.arange(0, 8 * U)
+    o1 = base + 8 * U + tl.arange(0, 4 * U)
+    o2 = base + 12 * U + tl.arange(0, 2 * U)
+    o3 = base + 14 * U + tl.arange(0, U)
+    o4 = base + 15 * U + tl.arange(0, U)
+    x0 = tl.load(x_ptr + o0, mask=o0 < n, other=-1.0)
+    x1 = tl.load(x_ptr + o1, mask=o1 < n, other=-1.0)
+    x2 = tl.load(x_ptr + o2, mask=o2 < n, other=-1.0)
+    x3 = tl.load(x_ptr + o3, mask=o3 < n, other=-1.0)
+    x4 = tl.load(x_ptr + o4, mask=o4 < n, other=-1.0)
+    for _ in range(terms):
+        x0 = exp2_any(x0, (POLY_MASK & 1) != 0, DEGREE, C1, C2, C3, C4, C5, INTERPRET) - shift
+        x1 = exp2_any(x1, (POLY_MASK & 2) != 0, DEGREE, C1, C2, C3, C4, C5, INTERPRET) - shift
+        x2 = exp2_any(x2, (POLY_MASK & 4) != 0, DEGREE, C1, C2, C3, C4, C5, INTERPRET) - shift
+        x3 = exp2_any(x3, (POLY_MASK & 8) != 0, DEGREE, C1, C2, C3, C4, C5, INTERPRET) - shift
+        x4 = exp2_any(x4, (POLY_MASK & 16) != 0, DEGREE, C1, C2, C3, C4, C5, INTERPRET) - shift
+    tl.store(out_ptr + o0, x0, mask=o0 < n)
+    tl.store(out_ptr + o1, x1, mask=o1 < n)
+    tl.store(out_ptr + o2, x2, mask=o2 < n)
+    tl.store(out_ptr + o3, x3, mask=o3 < n)
+    tl.store(out_ptr + o4, x4, mask=o4 < n)
+
+
 @triton.jit
 def _row_exp(x_ptr, offs, m, USE_POLY: tl.constexpr, DEGREE: tl.constexpr, C1: tl.constexpr,
              C2: tl.constexpr, C3: tl.constexpr, C4: tl.constexpr, C5: tl.constexpr,
@@ -166,12 +196,14 @@ def variant_args(degree: int, sixteenths: int) -> dict:
 
 def launch(out: torch.Tensor, x: torch.Tensor, kind: str, terms: int, delta: float,
            degree: int, sixteenths: int) -> None:
-    """Run one exp2 variant in the kernel `kind` ("sum": out (n,) fp32; "softmax": out (R,C) bf16)."""
+    """Run one exp2 variant in the kernel `kind`: "sum" or "chain" (x, out (n,) fp32; `delta` is
+    the chain's shift), "softmax" (x, out (R,C) bf16)."""
     args = variant_args(degree, sixteenths)
-    if kind == "sum":
+    if kind in ("sum", "chain"):
         u = 256 if interpreting() else 128  # interpreter: few large programs run faster
         n = x.numel()
-        exp2_sum_kernel[(triton.cdiv(n, 16 * u),)](x, out, n, terms, delta, U=u, num_warps=4, **args)
+        kernel = exp2_sum_kernel if kind == "sum" else exp2_chain_kernel
+        kernel[(triton.cdiv(n, 16 * u),)](x, out, n, terms, delta, U=u, num_warps=4, **args)
     elif kind == "softmax":
         rows, cols = x.shape
         softmax_kernel[(rows,)](x, out, C=cols, num_warps=8 if cols >= 4096 else 4, **args)

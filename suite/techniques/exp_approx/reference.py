@@ -1,8 +1,9 @@
 """Oracle and inputs for the exp2 variants: fp64 exp2 inside three kernels (elementwise sum, softmax).
 
 A case's `kind` picks the kernel: "sum" computes out[i] = sum_{j<terms} 2**(x[i] - j*delta) (terms=1
-is plain exp2, memory-bound; terms=64 is the compute-bound microbenchmark), "softmax" a row softmax
-of bf16 logits. Inputs carry `kind`, `terms` and `delta` beside the tensor `x`.
+is plain exp2, memory-bound; terms=64 is the compute-bound microbenchmark), "chain" iterates
+x <- 2**x - delta `terms` times (a contraction on [-1, -0.5] for delta = 1.5; the leaner
+compute-bound microbenchmark), "softmax" a row softmax of bf16 logits. Inputs carry `kind`, `terms` and `delta` beside the tensor `x`.
 """
 from __future__ import annotations
 
@@ -21,6 +22,9 @@ def make_inputs(params: dict, seed: int, device: str) -> dict:
         u = torch.rand(n, generator=g, device=device, dtype=torch.float64)
         x = lo * u if terms == 1 else -torch.floor(-lo * 1024 * u) / 1024
         return {"x": x.float(), "kind": kind, "terms": terms, "delta": params.get("delta", 0.0)}
+    if kind == "chain":
+        x = -1.0 + 0.5 * torch.rand(params["n"], generator=g, device=device)
+        return {"x": x, "kind": kind, "terms": params["terms"], "delta": params["shift"]}
     if kind == "softmax":
         x = 4.0 * torch.randn(params["rows"], params["cols"], generator=g, device=device)
         return {"x": x.to(torch.bfloat16), "kind": kind, "terms": 1, "delta": 0.0}
@@ -28,7 +32,7 @@ def make_inputs(params: dict, seed: int, device: str) -> dict:
 
 
 def empty_output(params: dict, device: str) -> torch.Tensor:
-    """Uninitialised output: (n,) fp32 for "sum", (rows, cols) bf16 for "softmax"."""
+    """Uninitialised output: (n,) fp32 for "sum" and "chain", (rows, cols) bf16 for "softmax"."""
     if params["kind"] == "softmax":
         return torch.empty(params["rows"], params["cols"], device=device, dtype=torch.bfloat16)
     return torch.empty(params["n"], device=device, dtype=torch.float32)
@@ -39,6 +43,10 @@ def reference(x: torch.Tensor, kind: str, terms: int, delta: float) -> torch.Ten
     x64 = x.double()
     if kind == "softmax":
         return torch.softmax(x64, dim=-1)
+    if kind == "chain":
+        for _ in range(terms):
+            x64 = torch.exp2(x64) - delta
+        return x64
     geometric = sum(2.0 ** (-j * delta) for j in range(terms))  # exact enough in fp64
     return torch.exp2(x64) * geometric
 
@@ -48,6 +56,11 @@ def _lowp(x: torch.Tensor, kind: str, terms: int, delta: float, degree: int) -> 
         xf = x.float()
         e = exp2_variant_torch(xf * 1.4426950408889634 - xf.amax(-1, keepdim=True) * 1.4426950408889634, degree)
         return (e / e.sum(-1, keepdim=True)).to(torch.bfloat16)
+    if kind == "chain":
+        xs = x.clone()
+        for _ in range(terms):
+            xs = exp2_variant_torch(xs, degree) - delta
+        return xs
     acc, xs = torch.zeros_like(x), x.clone()
     for _ in range(terms):
         acc += exp2_variant_torch(xs, degree)
