@@ -56,7 +56,7 @@ def _configs() -> list[triton.Config]:
     return [triton.Config({}, num_warps=w, num_stages=st) for w in (4, 8) for st in (2, 3)]
 
 
-@triton.autotune(configs=_configs(), key=["BLOCK", "HEAD_DIM"])
+@triton.autotune(configs=_configs(), key=["BLOCK", "HEAD_DIM", "N_Q_BLOCKS"])
 @triton.jit
 def block_sparse_fwd(Q, K, V, O, NUM, IDX,
                      sqb, sqh, sqm, sqd, skb, skh, skn, skd, svb, svh, svn, svd,

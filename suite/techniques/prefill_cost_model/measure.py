@@ -24,13 +24,14 @@ from suite.techniques.prefill_cost_model.common import SHAPES, measured_saving, 
 from suite.techniques.sparse_selectors.common import select
 
 HQ, HKV, D, BLOCK, DENSITY = 32, 8, 128, 128, 0.10
+DEVICE = {"name": "cuda", "dense_backend": "CUDNN_ATTENTION"}
 SELECTORS = ("mean_pool", "msa_index")
 
 
 def _time(fn, slow: bool) -> tuple[float, list[float], dict]:
     proto = Protocol(max_time_s=0.5 if slow else 1.0, min_reps=3 if slow else 10,
                      max_reps=5 if slow else 2000, warmup_reps=1 if slow else 3)
-    samples, stats = measure(fn, "cuda", proto)
+    samples, stats = measure(fn, DEVICE["name"], proto)
     return stats["median"], samples, stats
 
 
@@ -38,15 +39,16 @@ def workload(name: str, p: int, g: int) -> list[tuple[str, str, str, float, list
     """(metric, unit, direction, value, samples, stats) rows for one workload."""
     s = math.ceil(p / BLOCK) * BLOCK  # prompt padded to whole blocks
     cache = math.ceil((p + g) / BLOCK) * BLOCK
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    mk = lambda h, n: torch.randn(1, h, n, D, generator=gen, device="cuda").to(torch.bfloat16)
+    dev = DEVICE["name"]
+    gen = torch.Generator(device=dev).manual_seed(0)
+    mk = lambda h, n: torch.randn(1, h, n, D, generator=gen, device=dev).to(torch.bfloat16)
     q, k, v = mk(HQ, s), mk(HKV, cache), mk(HKV, cache)
     kp, vp = k[:, :, :s], v[:, :, :s]
     slow = s > 200_000
     rows = []
-    dense_ms, ds, dst = _time(lambda: sdpa(q, kp, vp, "CUDNN_ATTENTION"), slow)
+    dense_ms, ds, dst = _time(lambda: sdpa(q, kp, vp, DEVICE["dense_backend"]), slow)
     rows.append(("dense_prefill_ms", "ms", "lower", dense_ms, ds, dst))
-    num, idx = random_blocks(1, HKV, s // BLOCK, s // BLOCK, DENSITY, gen, "cuda")
+    num, idx = random_blocks(1, HKV, s // BLOCK, s // BLOCK, DENSITY, gen, dev)
     out = torch.empty_like(q)
     sparse_ms, ss, sst = _time(lambda: block_sparse_attention(q, kp, vp, num, idx, BLOCK, out), slow)
     rows.append(("sparse_prefill_ms", "ms", "lower", sparse_ms, ss, sst))
@@ -70,7 +72,8 @@ def workload(name: str, p: int, g: int) -> list[tuple[str, str, str, float, list
         rows.append((f"measured_saving_with_{sel}", "x", "higher",
                      measured_saving(dense_ms, sparse_ms + sel_ms[sel], decode_ms), [], {}))
     del q, k, v, num, idx, out
-    torch.cuda.empty_cache()
+    if dev == "cuda":
+        torch.cuda.empty_cache()
     return rows
 
 
@@ -78,11 +81,16 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True)
     ap.add_argument("--max-prompt", type=int, default=500_000)
+    ap.add_argument("--device", default="cuda", help="cpu: a dry run (SDPA math backend)")
+    ap.add_argument("--scale", type=int, default=1, help="divide every workload by this (dry runs)")
     args = ap.parse_args(argv)
+    if args.device == "cpu":
+        DEVICE.update(name="cpu", dense_backend="MATH")
     ihash = hashlib.sha256(inspect.getsource(sys.modules[__name__]).encode()).hexdigest()[:16]
-    rf = ResultFile(args.out, new_run("nightly", "manual", git_state(str(ROOT)), fingerprint("cuda"),
+    rf = ResultFile(args.out, new_run("nightly", "manual", git_state(str(ROOT)), fingerprint(args.device),
                                       {"density": DENSITY, "block": BLOCK, "hq": HQ, "hkv": HKV, "d": D}))
     for name, p, g in SHAPES:
+        p, g = p // args.scale, g // args.scale
         case = f"{name.split()[0]}_p{p}_g{g}"
         params = {"prompt": p, "generated": g, "density": DENSITY, "hq": HQ, "hkv": HKV, "d": D,
                   "block": BLOCK, "prompt_padded": math.ceil(p / BLOCK) * BLOCK}
