@@ -57,6 +57,7 @@ def _worse(v: SeriesVerdict) -> Optional[float]:
 def _rejudge(v: SeriesVerdict, base: dict, cand: dict, fresh: dict, th: Thresholds) -> None:
     """Decide an ambiguous timing series on the pooled original and fresh candidate samples."""
     pooled = list(cand.get("samples") or []) + list(fresh.get("samples") or [])
+    th = th.for_protocol(v.key.protocol)
     c = compare_samples(base.get("samples") or [], pooled, v.direction, th)
     first = v.reason
     v.change, v.ci, v.p_value = c.change, (c.ci_low, c.ci_high), c.p_value
@@ -153,6 +154,8 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", "-b", help="run id,
              tier: Optional[str] = typer.Option(None, "--tier", help="only runs of this tier when resolving refs"),
              alpha: float = typer.Option(0.01, "--alpha", help="Mann-Whitney U significance level"),
              min_effect: float = typer.Option(0.05, "--min-effect", help="minimum relative change of medians"),
+             host_min_effect: float = typer.Option(0.25, "--host-min-effect",
+                                                   help="minimum change for CPU / pytest-benchmark timings"),
              remeasure: bool = typer.Option(False, "--remeasure", help="re-run ambiguous/suspicious series here"),
              store: bool = typer.Option(False, "--store", help="store the report in the database")) -> None:
     """Gate a candidate against a baseline: exit 1 on any regression or new failure."""
@@ -163,7 +166,7 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", "-b", help="run id,
     except (RefError, ValueError) as exc:
         console.print(f"[red]gate:[/red] {exc}")
         raise typer.Exit(2)
-    th = Thresholds(alpha=alpha, min_effect=min_effect)
+    th = Thresholds(alpha=alpha, min_effect=min_effect, host_min_effect=host_min_effect)
     result = run_gate(base, cand, th, active_mutes(db), remeasure)
     report = to_json(result)
     md = to_markdown(result)

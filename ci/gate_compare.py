@@ -68,6 +68,7 @@ def _apply_comparison(v: SeriesVerdict, c: Comparison) -> None:
 
 def judge_timing(v: SeriesVerdict, base: dict, cand: dict, th: Thresholds) -> Comparison:
     """Mann-Whitney U + minimum effect on the raw samples (medians compared)."""
+    th = th.for_protocol(v.key.protocol)
     c = compare_samples(base.get("samples") or [], cand.get("samples") or [], v.direction, th)
     _apply_comparison(v, c)
     v.ambiguous = c.outcome == "ambiguous"

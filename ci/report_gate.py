@@ -94,7 +94,7 @@ def to_markdown(result) -> str:
              f"- baseline: {result.baseline.describe()}", f"- candidate: {result.candidate.describe()}",
              "- " + ", ".join(f"{ICON.get(s, '')} {n} {s}" for s, n in sorted(counts.items(), key=lambda x: SEVERITY.get(x[0], 99))),
              f"- timing: two-sided Mann-Whitney U on raw samples, p < {th.alpha}, and a median change of at least "
-             f"{th.min_effect:.0%}; change shown with a 95% bootstrap CI of the median ratio. Errors must stay "
+             f"{th.min_effect:.0%} ({th.host_min_effect:.0%} for CPU/host timers); change shown with a 95% bootstrap CI of the median ratio. Errors must stay "
              "within the stored tolerance; recall may not fall. Regressions are never netted against improvements.",
              f"- re-measuring: {result.remeasure_note}", ""]
     if blocking:
@@ -138,7 +138,8 @@ def to_json(result) -> dict:
                           "origin": result.candidate.origin, "hardware_key": result.candidate.hardware_key,
                           "software_key": result.candidate.software_key},
             "settings": {"test": "mann-whitney-u two-sided (scipy)", "alpha": result.thresholds.alpha,
-                         "min_effect": result.thresholds.min_effect, "ci": "95% percentile bootstrap of median ratio",
+                         "min_effect": result.thresholds.min_effect,
+                         "host_min_effect": result.thresholds.host_min_effect, "ci": "95% percentile bootstrap of median ratio",
                          "bootstrap": result.thresholds.bootstrap,
                          "suspicious_speedup": result.thresholds.suspicious_speedup},
             "counts": result.counts(), "remeasure": result.remeasure_note,

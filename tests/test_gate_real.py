@@ -1,0 +1,181 @@
+"""kwatch gate on real measurements: a committed H200 run, and real CPU runs of a PR-like technique.
+
+- must fail: a 10% slowdown injected into the raw H200 samples of one series;
+- must pass: two real runs of the same code;
+- correctness: the candidate's implementation became wrong (a real failed check);
+- anti-gaming: a >10x speedup is flagged and its correctness re-checked on fresh inputs.
+"""
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, kwatch
+
+H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json"
+SLOW = ("triton_dot_bf16x3", "m2048n2048k2048")
+
+SPEC = '''
+from suite.spec import LATENCY, REL_ERR, Case, Impl, Technique, Tolerance
+_G = "suite.techniques.gemm_fp32_emulation.reference"
+TECHNIQUE = Technique(
+    name="pr_gemm", section="gate test", reference=f"{_G}:reference", make_inputs=f"{_G}:make_inputs",
+    empty_output=f"{_G}:empty_output", impls=(Impl("kernel", "prtech.kernel:run", accuracy="fp32"),),
+    cases=(Case("m48n40k32", {"m": 48, "n": 40, "k": 32}, ("smoke",), seeds=2),
+           Case("m64n48k96", {"m": 64, "n": 48, "k": 96}, ("smoke",), seeds=2)),
+    tolerances={"fp32": Tolerance(f"{_G}:lowp_fp32", k=4.0)}, metrics=(LATENCY, REL_ERR))
+'''
+GOOD = '''import os
+import torch
+
+
+def run(out, a, b):
+    torch.matmul(a, b, out=out)
+    if os.environ.get("PR_BROKEN_ON_FRESH_INPUTS"):  # stands for a kernel that is right only on some inputs
+        out.mul_(1 + 1e-3)
+'''
+WRONG = '''import torch
+
+
+def run(out, a, b):
+    torch.matmul(a, b, out=out)
+    out.mul_(1 + 1e-4)  # the PR's "optimisation" loses accuracy far beyond fp32 rounding
+'''
+
+
+def _write_tech(d: Path, kernel: str) -> Path:
+    pkg = d / "prtech"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(SPEC)
+    (pkg / "kernel.py").write_text(kernel)
+    return d
+
+
+def _env(d: Path, **extra) -> dict:
+    return {"PYTHONPATH": f"{d}{os.pathsep}{ROOT}", "KWATCH_EXTRA_TECHNIQUES": "prtech", "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1", **extra}
+
+
+def _run(d: Path, out: Path) -> Path:
+    p = kwatch("run", "--tier", "smoke", "-t", "pr_gemm", "--device", "cpu", "--no-db", "--out", str(out),
+               env=_env(d), cwd=d)
+    assert out.exists(), p.stdout + p.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two real runs of the good kernel and one of the wrong kernel (CPU, one thread)."""
+    good = _write_tech(tmp_path_factory.mktemp("base"), GOOD)
+    wrong = _write_tech(tmp_path_factory.mktemp("pr"), WRONG)
+    out = tmp_path_factory.mktemp("runs")
+    return {"good_dir": good, "base": _run(good, out / "base.json"), "again": _run(good, out / "again.json"),
+            "wrong": _run(wrong, out / "wrong.json")}
+
+
+def _gate(base, cand, tmp_path, *extra, env=None, cwd=None):
+    js = tmp_path / "gate.json"
+    md = tmp_path / "gate.md"
+    p = kwatch("gate", "--baseline", str(base), "--candidate", str(cand), "--json", str(js), "--markdown", str(md),
+               "--db", f"sqlite:///{tmp_path / 'kw.db'}", *extra, env=env, cwd=cwd)
+    assert js.exists(), p.stdout + p.stderr
+    return p, json.loads(js.read_text()), md.read_text()
+
+
+def _by_label(report):
+    return {"/".join([s["key"]["technique"], s["key"]["impl"], s["key"]["case_id"], s["key"]["metric"]]): s
+            for s in report["series"]}
+
+
+def test_injected_10pct_slowdown_in_real_h200_samples_fails(tmp_path):
+    doc = json.loads(H200.read_text())
+    for r in doc["results"]:
+        if (r["impl"], r["case"]) == SLOW and r["metric"] == "latency_ms":
+            r["samples"] = [x * 1.10 for x in r["samples"]]
+            r["value"] *= 1.10
+    doc["run"]["id"] = "slowed"
+    cand = tmp_path / "slowed.json"
+    cand.write_text(json.dumps(doc))
+    p, report, md = _gate(H200, cand, tmp_path)
+    assert p.returncode == 1
+    assert report["verdict"] == "fail"
+    series = _by_label(report)
+    bad = series["gemm_fp32_emulation/triton_dot_bf16x3/m2048n2048k2048/latency_ms"]
+    assert bad["status"] == "regressed" and bad["blocking"]
+    assert bad["change"] == pytest.approx(0.10, abs=0.005) and bad["ci"][0] > 0.05
+    assert report["blocking"] == ["gemm_fp32_emulation/triton_dot_bf16x3/m2048n2048k2048/latency_ms"]
+    assert report["counts"]["regressed"] == 1 and report["counts"]["stable"] == len(report["series"]) - 1
+    # Confined to one part of the shape space, and said so.
+    group = next(g for g in report["groups"] if g["impl"] == "triton_dot_bf16x3" and g["metric"] == "latency_ms")
+    assert group["bad_cases"] == ["m2048n2048k2048"] and group["by_case"]["m8192n8192k8192"] == "stable"
+    assert "<= 2048" in group["where"]
+    assert md.index("regressed") < md.index("stable")  # worst first
+    assert "| 🔴 regressed | `gemm_fp32_emulation/triton_dot_bf16x3` | `m2048n2048k2048` | latency_ms" in md
+    assert "+10.0% [+" in md  # the change with its confidence interval
+
+
+def test_two_runs_of_the_same_code_pass(runs, tmp_path):
+    p, report, md = _gate(runs["base"], runs["again"], tmp_path)
+    assert p.returncode == 0, md
+    assert report["verdict"] == "pass" and not report["blocking"]
+    statuses = {s["status"] for s in report["series"]}
+    assert statuses <= {"stable", "improved", "insufficient data"}
+    assert report["counts"].get("stable", 0) >= 2  # rel_err within tolerance, timings within noise
+    assert "✅ **PASS**" in md
+
+
+def test_h200_run_against_itself_is_all_stable(tmp_path):
+    p, report, _ = _gate(H200, H200, tmp_path)
+    assert p.returncode == 0 and report["counts"] == {"stable": len(report["series"])}
+
+
+def test_a_correctness_failure_fails_the_gate(runs, tmp_path):
+    p, report, md = _gate(runs["base"], runs["wrong"], tmp_path)
+    assert p.returncode == 1
+    series = _by_label(report)
+    for case in ("m48n40k32", "m64n48k96"):
+        err = series[f"pr_gemm/kernel/{case}/rel_err"]
+        assert err["status"] == "failed correctness" and err["new_failure"] and err["blocking"]
+        lat = series[f"pr_gemm/kernel/{case}/latency_ms"]
+        assert lat["status"] == "failed correctness" and lat["candidate_value"] is None  # wrong code is not timed
+    assert "❌ failed correctness (new)" in md and "tolerance" in md
+
+
+def test_mutes_are_listed_not_dropped(runs, tmp_path):
+    db = f"sqlite:///{tmp_path / 'kw.db'}"
+    p = kwatch("mute", "add", "-t", "pr_gemm", "-c", "m48n40k32", "--who", "bob", "--why", "flaky on CI hosts",
+               "--until", "7d", "--db", db)
+    assert p.returncode == 0, p.stderr
+    p, report, md = _gate(runs["base"], runs["wrong"], tmp_path)
+    assert p.returncode == 1  # the other case still fails
+    muted = [m for m in report["muted"]]
+    assert {m["series"] for m in muted} == {"pr_gemm/kernel/m48n40k32/rel_err", "pr_gemm/kernel/m48n40k32/latency_ms"}
+    assert all(m["who"] == "bob" and m["why"] == "flaky on CI hosts" and m["until"] for m in muted)
+    assert "### Muted (listed, not counted)" in md and "flaky on CI hosts" in md
+    assert report["blocking"] == ["pr_gemm/kernel/m64n48k96/latency_ms", "pr_gemm/kernel/m64n48k96/rel_err"] or \
+        set(report["blocking"]) == {"pr_gemm/kernel/m64n48k96/latency_ms", "pr_gemm/kernel/m64n48k96/rel_err"}
+
+
+def test_a_suspicious_speedup_is_flagged_and_rechecked_on_fresh_inputs(runs, tmp_path):
+    doc = json.loads(runs["again"].read_text())
+    for r in doc["results"]:
+        if r["metric"] == "latency_ms":
+            r["samples"] = [x / 20 for x in r["samples"]]
+            r["value"] /= 20
+    doc["run"]["id"] = "too-fast"
+    cand = tmp_path / "fast.json"
+    cand.write_text(json.dumps(doc))
+    # Without a runner: flagged, not silently accepted.
+    p, report, md = _gate(runs["base"], cand, tmp_path)
+    lat = _by_label(report)["pr_gemm/kernel/m48n40k32/latency_ms"]
+    assert lat["status"] == "improved" and any("suspicious speedup" in f for f in lat["flags"])
+    assert "### Flags" in md
+    # Beside a runner, the same code is re-checked on fresh inputs, where it turns out wrong.
+    d = runs["good_dir"]
+    p, report, md = _gate(runs["base"], cand, tmp_path, "--remeasure",
+                          env=_env(d, PR_BROKEN_ON_FRESH_INPUTS="1"), cwd=d)
+    assert p.returncode == 1, md
+    lat = _by_label(report)["pr_gemm/kernel/m48n40k32/latency_ms"]
+    assert lat["status"] == "failed correctness" and lat["remeasured"] and "re-check on fresh inputs" in lat["reason"]
+    assert "### Re-measured" in md
