@@ -3,8 +3,9 @@
     python -m dashboard.bench_large --db /tmp/kw_1m.db [--results 1000000] [--rebuild]
 
 Layout: 4 hardware x 2 software versions, nightly runs per hardware, 500 benchmarks x 2 metrics per
-run (latency_ms with 32 samples, rel_err with 3), plus in the newest run of the first hardware an
-exponent sweep (gemm_fp32_emulation, 3 schemes x 24 x 24) and a needle grid (4 selectors x 8 x 10).
+run (latency_ms with 32 samples, rel_err with 3); every 10th night each GPU run also holds probe rows
+as the techniques write them: an exponent sweep (gemm_fp32_emulation_sweep, 3 schemes x 13 x 13 x
+2 metrics) and a needle grid (needle_retrieval, 4 selectors x 4 contexts x 11 depths x 2 strengths).
 Prints, per page, the cold time of the queries it issues and the time of a cold AppTest run.
 """
 from __future__ import annotations
@@ -66,29 +67,41 @@ def _rows(run_id: str, bench: list[int], base: list[float], drift: float, rng: r
         yield (run_id, b, "rel_err", "1", "lower", err, "ok", None, 1, "h", None, "{}", json.dumps([err] * 3), "{}")
 
 
+GRID = (-140, -133, -126, -118, -112, -110, -64, 0, 64, 111, 120, 126, 127)  # the sweep's coarse grid
+
+
+def _bench_id(cur, technique: str, impl: str, case: str, params: dict) -> int:
+    cur.execute("INSERT OR IGNORE INTO benchmarks (technique, impl, case_id, params) VALUES (?,?,?,?)",
+                (technique, impl, case, json.dumps(params)))
+    return cur.execute("SELECT id FROM benchmarks WHERE technique=? AND impl=? AND case_id=?",
+                       (technique, impl, case)).fetchone()[0]
+
+
 def _extras(run_id: str, cur, rng: random.Random) -> int:
-    """An exponent sweep and a needle grid in one run: their pages' data."""
+    """Probe rows as the techniques write them (one case id per point, params in the row): an
+    exponent sweep (gemm_fp32_emulation_sweep) and a needle grid (needle_retrieval)."""
     rows = []
     for scheme in ("triton_dot_bf16x3", "triton_dot_bf16x6", "cublas_fp32"):
-        cur.execute("INSERT OR IGNORE INTO benchmarks (technique, impl, case_id, params) VALUES (?,?,?,?)",
-                    ("gemm_fp32_emulation", scheme, "exp_sweep", "{}"))
-        b = cur.execute("SELECT id FROM benchmarks WHERE technique=? AND impl=? AND case_id=?",
-                        ("gemm_fp32_emulation", scheme, "exp_sweep")).fetchone()[0]
-        for ea in range(-126, 127, 11):
-            for eb in range(-126, 127, 11):
+        for ea in GRID:
+            for eb in GRID:
+                params = {"m": 256, "n": 256, "k": 256, "dist": "unit_exp", "exp_a": ea, "exp_b": eb}
+                b = _bench_id(cur, "gemm_fp32_emulation_sweep", scheme, f"sweep_ea{ea:+d}_eb{eb:+d}", params)
                 bad = scheme == "triton_dot_bf16x6" and not (-110 <= ea <= 111 and -110 <= eb <= 111)
-                v = 1e-3 if bad else 2e-7 * (1 + rng.random())
-                rows.append((run_id, b, "rel_err", "1", "lower", v, "ok", None, 1, "h", None,
-                             json.dumps({"exp_a": ea, "exp_b": eb}), "[]", "{}"))
+                err = 1e-3 if bad else 2e-7 * (1 + rng.random())
+                rows.append((run_id, b, "rel_err", "1", "lower", err, "ok", None, 1, "h", None,
+                             json.dumps(params), "[]", "{}"))
+                rows.append((run_id, b, "within_fp32", "bool", "higher", 0.0 if bad else 1.0, "ok", None, 1,
+                             "h", None, json.dumps(params), "[]", "{}"))
     for sel in ("exact_topk", "mean_pool", "max_pool", "msa_index"):
-        cur.execute("INSERT INTO benchmarks (technique, impl, case_id, params) VALUES (?,?,?,?)",
-                    ("needle_retrieval", sel, "grid", "{}"))
-        b = cur.lastrowid
-        for ctx in [1024 << i for i in range(8)]:
-            for d in range(10):
-                v = 1.0 if sel == "exact_topk" else max(0.0, 1 - rng.random() * (ctx / 131072))
-                rows.append((run_id, b, "recall", "1", "higher", v, "ok", None, 1, "h", None,
-                             json.dumps({"ctx": ctx, "depth": d / 9, "strength": 1.0}), "[]", "{}"))
+        for ctx in (4096, 16384, 65536, 131072):
+            for d in range(11):
+                for strength in (2.0, 4.0):
+                    params = {"ctx": ctx, "depth": d / 10, "strength": strength}
+                    b = _bench_id(cur, "needle_retrieval", sel, f"ctx{ctx // 1024}k_depth{d * 10}_s{strength:g}",
+                                  params)
+                    v = 1.0 if sel == "exact_topk" else float(rng.random() > ctx / 262144)
+                    rows.append((run_id, b, "recall", "1", "higher", v, "ok", None, 1, "h", None,
+                                 json.dumps(params), "[]", "{}"))
     _insert(cur, rows)
     return len(rows)
 
@@ -111,10 +124,10 @@ def build(path: Path, n_results: int = 1_000_000, seed: int = 0) -> int:
     cur = con.cursor()
     envs, bench = _envs(cur), _benchmarks(cur)
     base = [rng.uniform(0.01, 50.0) for _ in bench]
-    n_runs = max(1, n_results // PER_RUN)
+    n_runs = max(1, n_results // (PER_RUN + 200))  # every 10th run also holds ~2,000 probe rows
     start = datetime(2026, 1, 1, 2, 0, tzinfo=timezone.utc)
-    total = 0
-    for r in range(n_runs):
+    total, r = 0, 0
+    while total < n_results:
         h, night = r % len(HARDWARE), r // len(HARDWARE)
         s = 0 if night < n_runs // len(HARDWARE) // 2 else 1
         run_id = f"synthetic-{r:06d}"
@@ -127,10 +140,11 @@ def build(path: Path, n_results: int = 1_000_000, seed: int = 0) -> int:
         drift = 1.0 + (0.08 if night % 50 == 49 else 0.0) + 0.03 * s
         _insert(cur, _rows(run_id, bench, base, drift, rng))
         total += PER_RUN
-        if r == n_runs - len(HARDWARE):
+        if night % 10 == 0 and HARDWARE[h][0]:
             total += _extras(run_id, cur, rng)
         if r % 100 == 99:
             con.commit()
+        r += 1
     con.commit()
     con.execute("ANALYZE")
     con.close()
@@ -166,8 +180,8 @@ def time_queries(url: str) -> dict[str, float]:
     verdict.compare(q.run_results(url, runs["run_id"].iloc[1]), q.run_results(url, runs["run_id"].iloc[0]))
     out["compare"] = time.perf_counter() - t
     t = time.perf_counter()
-    r = q.technique_runs(url, "gemm_fp32_emulation", ["rel_err"], "exp_a")
-    q.technique_results(url, "gemm_fp32_emulation", ["rel_err"], r["run_id"].iloc[:1], "exp_a")
+    r = q.technique_runs(url, "gemm_fp32_emulation_sweep", ["rel_err"], "exp_a")
+    q.technique_results(url, "gemm_fp32_emulation_sweep", ["rel_err"], r["run_id"].iloc[:1], "exp_a")
     out["numerics"] = time.perf_counter() - t
     t = time.perf_counter()
     r = q.technique_runs(url, "needle_retrieval", ["recall"], "depth")

@@ -92,19 +92,42 @@ def status_bars(counts: pd.DataFrame) -> go.Figure:
     return fig
 
 
+def _position(values: list[float], v: float) -> float:
+    """Index position of value v on an axis whose cells sit at sorted `values` (interpolated)."""
+    xs = np.asarray(values, dtype=float)
+    return float(np.interp(v, xs, np.arange(len(xs))))
+
+
 def heatmap(grid: pd.DataFrame, title: str, x_title: str, y_title: str, z_title: str,
-            box: Optional[tuple[float, float]] = None, log_z: bool = True) -> go.Figure:
-    """A heat map of grid (index = y, columns = x); `box` = (lo, hi) drawn on both axes as a rectangle."""
+            box: Optional[tuple[float, float]] = None, log_z: bool = True,
+            marks: Optional[pd.DataFrame] = None, zrange: Optional[tuple[float, float]] = None) -> go.Figure:
+    """A heat map of grid (index = y values, columns = x values, both sorted numbers), one equal cell
+    per grid point; `box` = (lo, hi) drawn on both axes as a dashed rectangle around the cells within;
+    `marks` (same shape, bool) puts an x on cells that failed (no finite value)."""
     z = grid.to_numpy(dtype=float)
     shown = np.log10(np.where(z > 0, z, np.nan)) if log_z else z
+    xs, ys = list(grid.columns), list(grid.index)
+    fmt = lambda v: f"{v:g}" if isinstance(v, (int, float)) else str(v)  # noqa: E731
+    text = np.vectorize(lambda v: "" if np.isnan(v) else f"{v:.3g}")(z)
     fig = go.Figure(go.Heatmap(
-        x=list(grid.columns), y=list(grid.index), z=shown, customdata=z, colorscale="Viridis",
+        x=list(range(len(xs))), y=list(range(len(ys))), z=shown, text=text, colorscale="Viridis",
+        zmin=zrange[0] if zrange else None, zmax=zrange[1] if zrange else None,
         colorbar=dict(title=("log10 " if log_z else "") + z_title),
-        hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{y}}<br>{z_title} %{{customdata:.3g}}<extra></extra>"))
+        customdata=np.array([[f"{x_title} {fmt(x)}, {y_title} {fmt(y)}" for x in xs] for y in ys]),
+        hovertemplate=f"%{{customdata}}<br>{z_title} %{{text}}<extra></extra>"))
+    if marks is not None and marks.to_numpy().any():
+        yy, xx = np.nonzero(marks.reindex(index=ys, columns=xs, fill_value=False).to_numpy(dtype=bool))
+        fig.add_trace(go.Scatter(x=xx, y=yy, mode="markers", name="non-finite / failed",
+                                 marker=dict(symbol="x", color="#dc2626", size=9), showlegend=True))
     if box is not None:
         lo, hi = box
-        fig.add_shape(type="rect", x0=lo, x1=hi, y0=lo, y1=hi, line=dict(color="#f97316", width=2, dash="dash"))
-        fig.add_annotation(x=hi, y=hi, text=f"claimed range [{lo}, {hi}]", showarrow=False,
+        x0, x1 = _position(xs, lo) - 0.5, _position(xs, hi) + 0.5
+        y0, y1 = _position(ys, lo) - 0.5, _position(ys, hi) + 0.5
+        fig.add_shape(type="rect", x0=x0, x1=x1, y0=y0, y1=y1, line=dict(color="#f97316", width=3, dash="dash"))
+        fig.add_annotation(x=x1, y=y1, text=f"claimed range [{lo}, {hi}]", showarrow=False,
                            xanchor="right", yanchor="bottom", font=dict(color="#f97316"))
-    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=420, margin=dict(t=50, b=30))
+    fig.update_xaxes(tickmode="array", tickvals=list(range(len(xs))), ticktext=[fmt(x) for x in xs])
+    fig.update_yaxes(tickmode="array", tickvals=list(range(len(ys))), ticktext=[fmt(y) for y in ys])
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=440,
+                      margin=dict(t=50, b=30), legend=dict(orientation="h", y=-0.2))
     return fig

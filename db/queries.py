@@ -158,37 +158,41 @@ def run_results(url: Optional[str], run_id: str) -> pd.DataFrame:
     return _points(url, _points_stmt().where(Result.run_id == run_id).order_by(Result.id))
 
 
+def _benchmark_ids(technique: str, param: Optional[str]):
+    """Benchmarks of a technique (with `param` in their params: probe rows carry their own case ids
+    and params, so the filter runs on the small benchmarks table, not on the results)."""
+    stmt = select(Benchmark.id).where(Benchmark.technique == technique)
+    if param:
+        stmt = stmt.where(Benchmark.params[param].as_string().is_not(None))
+    return stmt
+
+
 def technique_results(url: Optional[str], technique: str, metrics: Iterable[str],
                       run_ids: Iterable[str] = (), param: Optional[str] = None) -> pd.DataFrame:
-    """Results of a technique's metrics (optionally of some runs only, and only those whose params
-    hold `param`): POINT_COLUMNS."""
+    """Results of a technique's metrics (optionally of some runs only, and only of benchmarks whose
+    params hold `param`): POINT_COLUMNS."""
     if "results" not in tables(url):
         return pd.DataFrame(columns=POINT_COLUMNS)
-    ids = list(_frame(url, select(Benchmark.id).where(Benchmark.technique == technique), ["id"])["id"])
+    ids = list(_frame(url, _benchmark_ids(technique, param), ["id"])["id"])
     if not ids:
         return pd.DataFrame(columns=POINT_COLUMNS)
     stmt = _points_stmt().where(Result.benchmark_id.in_(ids), Result.metric.in_(list(metrics)))
     run_ids = list(run_ids)
     if run_ids:
         stmt = stmt.where(Result.run_id.in_(run_ids))
-    if param:
-        stmt = stmt.where(Result.params[param].as_string().is_not(None))
     return _points(url, stmt.order_by(Run.started_at, Result.id))
 
 
 def technique_runs(url: Optional[str], technique: str, metrics: Iterable[str],
                    param: Optional[str] = None) -> pd.DataFrame:
-    """Runs holding results of the technique's metrics (with `param` in their params if given),
+    """Runs holding results of the technique's metrics (of benchmarks with `param` if given),
     newest first: RUN_COLUMNS + n_results."""
     cols = RUN_COLUMNS + ["n_results"]
     if "results" not in tables(url):
         return pd.DataFrame(columns=cols)
-    ids = select(Benchmark.id).where(Benchmark.technique == technique)
-    counts = (select(Result.run_id, func.count().label("n")).where(Result.benchmark_id.in_(ids),
-                                                                     Result.metric.in_(list(metrics)))
+    counts = (select(Result.run_id, func.count().label("n"))
+              .where(Result.benchmark_id.in_(_benchmark_ids(technique, param)), Result.metric.in_(list(metrics)))
               .group_by(Result.run_id))
-    if param:
-        counts = counts.where(Result.params[param].as_string().is_not(None))
     found = _frame(url, counts, ["run_id", "n_results"])
     return runs(url).merge(found, on="run_id")[cols]
 

@@ -37,18 +37,34 @@ fig.add_trace(go.Scatter(x=page["prompt"], y=page["saving"], mode="markers+text"
                          textposition="top left", name="page's workloads (own g, 10%)",
                          marker=dict(size=9, symbol="diamond")))
 
-measured = data.with_params(data.technique_results(url, "prefill_cost_model", ("saving", "speedup")))
-if not measured.empty:
-    measured = measured[measured["status"] == "ok"]
-    xcol = next((c for c in ("p_prompt", "p_p", "p_ctx") if c in measured), None)
-    if xcol:
-        for (impl, hw), g in measured.groupby(["impl", "hardware"]):
-            fig.add_trace(go.Scatter(x=g[xcol], y=g["value"], mode="markers", marker=dict(size=10),
-                                     name=f"measured: {impl} on {hw}",
-                                     customdata=g["case_id"], hovertemplate="%{customdata}: %{y:.2f}x"))
+cat = data.catalog(url)
+names = sorted(cat[cat["technique"] == "prefill_cost_model"]["metric"].unique())
+saving_metrics = tuple(m for m in names if m.startswith("measured_saving"))
+measured = data.with_params(data.technique_results(url, "prefill_cost_model",
+                                                   saving_metrics + ("measured_prefill_share",)))
+if not measured.empty and "p_prompt" in measured:
+    measured = measured[(measured["status"] == "ok") & measured["p_prompt"].notna()]
+    for (metric, hw), g in measured[measured["metric"].isin(saving_metrics)].groupby(["metric", "hardware"]):
+        label = metric.removeprefix("measured_saving_").replace("_", " ")
+        fig.add_trace(go.Scatter(
+            x=g["p_prompt"], y=g["value"], mode="markers", marker=dict(size=10, symbol="circle-open"),
+            name=f"measured on {hw}: {label}", customdata=g[["case_id", "p_generated", "p_density"]].to_numpy(),
+            hovertemplate="%{customdata[0]} (g=%{customdata[1]}, density %{customdata[2]}): %{y:.2f}x"))
 fig.update_layout(xaxis_type="log", xaxis_title="prompt tokens", yaxis_title="attention-work saving (x)",
-                  height=480, margin=dict(t=30, b=30))
+                  height=480, margin=dict(t=30, b=30), legend=dict(orientation="h", y=-0.25))
 st.plotly_chart(fig, key="cost_chart")
 if measured.empty:
-    st.caption("No measured points yet (prefill_cost_model results with metric `saving` or `speedup`).")
+    st.caption("No measured points yet (prefill_cost_model results: measured_saving_*).")
+else:
+    st.caption("Measured: wall time of dense (cuDNN) vs block-sparse prefill attention at the workload's "
+               "density, plus decode time, per workload at its own g; 'with <selector>' adds the selector's "
+               "own cost. The model's diamonds use the same workloads at 10 %.")
+    share = measured[measured["metric"] == "measured_prefill_share"]
+    if not share.empty:
+        model_share = [summary(p, g, 1.0)["prefill_share"] for p, g in zip(share["p_prompt"], share["p_generated"])]
+        bars = go.Figure([go.Bar(x=share["case_id"], y=model_share, name="model: share of attention pairs"),
+                          go.Bar(x=share["case_id"], y=share["value"], name="measured: share of attention time")])
+        bars.update_layout(barmode="group", yaxis_title="prefill share", yaxis_range=[0, 1], height=340,
+                           margin=dict(t=30, b=30))
+        st.plotly_chart(bars, key="cost_share_chart")
 st.dataframe(page.rename(columns={"prefill_share": "prefill share (dense)"}), hide_index=True)

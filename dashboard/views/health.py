@@ -12,7 +12,8 @@ if runs.empty:
     st.stop()
 
 tiers = sorted(runs["tier"].unique())
-tier = st.selectbox("tier", tiers, index=tiers.index("nightly") if "nightly" in tiers else 0,
+want = st.query_params.get("tier", "nightly")
+tier = st.selectbox("tier", tiers, index=tiers.index(want) if want in tiers else 0,
                     help="the latest run of this tier on each hardware, against the previous one")
 counts, series = health(url, runs, tier)
 st.caption("Each hardware's latest run against its previous run of the same tier, series by series, with "

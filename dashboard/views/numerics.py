@@ -1,55 +1,80 @@
 """Numerics page: FP32-emulation error over the two operand exponents; ULP error of the exp variants."""
+import re
+
 import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import data, plots
 
+SWEEP = "gemm_fp32_emulation_sweep"
 CLAIMED_BF16X6 = (-110, 111)  # the page: BF16x6 "valid when the exponent range is ... roughly [-110, 111]"
+SWEEP_METRICS = {"within_fp32": "within fp32 accuracy (1) or not (0)", "rel_err": "relative error vs fp64",
+                 "rel_err_vs_fp32": "relative error vs fp32 IEEE"}
 url = data.db_url()
 
 st.header("Numerics")
-st.subheader("FP32 emulation: relative error over the operands' exponents")
-sweep_runs = data.technique_runs(url, "gemm_fp32_emulation", ("rel_err",), "exp_a")
+st.subheader("FP32 emulation over the operands' exponents")
+sweep_runs = data.technique_runs(url, SWEEP, tuple(SWEEP_METRICS), "exp_a")
 run_id = data.pick_run(sweep_runs, "num_sweep_run", "exponent-sweep run")
 if run_id is None:
-    data.empty_note("exponent sweeps (gemm_fp32_emulation rel_err with params exp_a, exp_b)")
+    data.empty_note(f"exponent sweeps ({SWEEP} results with params exp_a, exp_b)")
 else:
-    sweep = data.with_params(data.technique_results(url, "gemm_fp32_emulation", ("rel_err",), (run_id,), "exp_a"))
-    sweep = sweep[(sweep["status"] == "ok") & sweep["p_exp_b"].notna()]
-    st.caption("Each cell: relative error vs the fp64 oracle of a GEMM whose A operand has exponents "
-               "around exp_a and B around exp_b (max over cases). Dashed box: the claimed BF16x6 range "
-               f"{list(CLAIMED_BF16X6)} on both operands. A white cell is an exact zero or no result.")
+    metric = st.radio("metric", list(SWEEP_METRICS), format_func=SWEEP_METRICS.get, horizontal=True,
+                      key="num_metric")
+    sweep = data.with_params(data.technique_results(url, SWEEP, (metric,), (run_id,), "exp_a"))
+    sweep = sweep[sweep["p_exp_b"].notna()]
+    st.caption("One cell per grid point: A's elements are ±[1, 2)·2^exp_a, B's ±[1, 2)·2^exp_b. "
+               "'Within fp32 accuracy': error <= 4x the error of fp32 IEEE on the same inputs. "
+               f"Dashed box: the page's claimed BF16x6 range {list(CLAIMED_BF16X6)} on both operands; "
+               "x: no finite output (inf/NaN).")
     impls = sorted(sweep["impl"].unique())
-    shown = st.multiselect("schemes", impls, default=impls, key="num_schemes")
+    default = [i for i in impls if re.fullmatch(r"cublas_fp32|(triton|triton_dot)_bf16x[369]", i)] or impls[:4]
+    shown = st.multiselect("schemes", impls, default=default, key="num_schemes")
     cols = st.columns(2)
     for i, impl in enumerate(shown):
         g = sweep[sweep["impl"] == impl]
-        grid = g.pivot_table(index="p_exp_a", columns="p_exp_b", values="value", aggfunc="max").sort_index()
-        fig = plots.heatmap(grid, impl, "exp_b (exponent of B)", "exp_a (exponent of A)", "rel_err",
-                            box=CLAIMED_BF16X6)
+        ok = g[g["status"] == "ok"]
+        grid = ok.pivot_table(index="p_exp_a", columns="p_exp_b", values="value", aggfunc="max")
+        failed = g[g["status"] != "ok"].assign(bad=True)
+        grid = grid.reindex(index=sorted(set(g["p_exp_a"])), columns=sorted(set(g["p_exp_b"])))
+        marks = failed.pivot_table(index="p_exp_a", columns="p_exp_b", values="bad", aggfunc="any") \
+            if not failed.empty else None
+        binary = metric == "within_fp32"
+        fig = plots.heatmap(grid, impl, "exp_b (exponent of B)", "exp_a (exponent of A)", metric,
+                            box=CLAIMED_BF16X6, log_z=not binary, marks=marks,
+                            zrange=(0, 1) if binary else None)
         with cols[i % 2]:
             st.plotly_chart(fig, key=f"num_heat_{impl}")
 
-st.subheader("Exponential variants: error in ULP")
-ulp_metrics = [m for m in data.catalog(url).query("technique == 'exp_approx'")["metric"].unique()
-               if str(m).startswith("ulp")]
-exp_runs = data.technique_runs(url, "exp_approx", tuple(ulp_metrics)) if ulp_metrics else data.runs(url).iloc[0:0]
+st.subheader("Exponential variants: error in ULP over every fp32 input in [-126, 0]")
+ULP = ("ulp_max", "ulp_p99", "ulp_p50", "ulp_mean")
+exp_runs = data.technique_runs(url, "exp_approx", ULP)
 run_id = data.pick_run(exp_runs, "num_exp_run", "exp_approx run")
 if run_id is None:
-    data.empty_note("ULP metrics of exp_approx (metrics named ulp_*)")
+    data.empty_note("ULP metrics of exp_approx (ulp_max, ulp_p99, ulp_p50, ulp_mean)")
 else:
-    metric = st.selectbox("metric", sorted(ulp_metrics), key="num_ulp_metric")
-    pts = data.with_params(data.technique_results(url, "exp_approx", (metric,), (run_id,)))
-    pts = pts[pts["status"] == "ok"]
-    numeric = [c for c in pts.columns if c.startswith("p_") and pts[c].nunique() > 1
-               and str(pts[c].dtype) != "object"]
-    x = st.selectbox("x axis", numeric or ["case_id"], key="num_ulp_x",
-                     format_func=lambda c: c[2:] if c.startswith("p_") else c)
+    pts = data.technique_results(url, "exp_approx", ULP, (run_id,))
+    pts = pts[pts["status"] == "ok"].assign(sampling=lambda d: d["case_id"].str.split("/").str[-1])
+    samplings = sorted(pts["sampling"].unique())
+    sampling = st.radio("inputs", samplings, horizontal=True, key="num_sampling",
+                        format_func={"all_fp32": "every fp32 bit pattern", "uniform": "uniform grid"}.get)
+    pts = pts[pts["sampling"] == sampling]
+
+    def order(impl: str) -> tuple:
+        """MUFU and torch first, then polynomials by degree, then hybrids by polynomial share."""
+        m = re.search(r"(\d+)", impl)
+        return (0 if "mufu" in impl or "torch" in impl else 1 if "poly" in impl else 2,
+                int(m.group(1)) if m else 0, impl)
+
+    impls = sorted(pts["impl"].unique(), key=order)
     fig = go.Figure()
-    for impl, g in pts.groupby("impl"):
-        g = g.groupby(x, as_index=False)["value"].max().sort_values(x)
-        fig.add_trace(go.Scatter(x=g[x], y=g["value"], mode="lines+markers", name=impl))
-    fig.update_layout(xaxis_title=x[2:] if x.startswith("p_") else x, yaxis_title=metric, yaxis_type="log",
-                      height=420, margin=dict(t=30, b=30))
+    for metric in ULP:
+        g = pts[pts["metric"] == metric].set_index("impl")["value"].groupby(level=0).max()
+        y = [g.get(i) for i in impls]
+        fig.add_trace(go.Scatter(x=impls, y=[v if v and v > 0 else None for v in y], mode="lines+markers",
+                                 name=metric, customdata=y, hovertemplate="%{x}: %{customdata:.4g} ULP"))
+    fig.update_layout(xaxis_title="exp2 variant", yaxis_title="error (ULP, log; 0 not drawn)", yaxis_type="log",
+                      height=440, margin=dict(t=30, b=30))
     st.plotly_chart(fig, key="num_ulp_chart")
-    st.dataframe(pts[["impl", "case_id", "metric", "value", "params"]], hide_index=True)
+    st.dataframe(pts.pivot_table(index="impl", columns="metric", values="value").reindex(impls),
+                 column_config={m: st.column_config.NumberColumn(format="%.4g") for m in ULP})

@@ -1,0 +1,125 @@
+"""The dashboard in a real headless Chromium (Debian's chromium + chromedriver, driven by selenium):
+`kwatch dashboard` serves a database loaded with the committed results and the CPU smoke run; every
+page must render its main Plotly chart without an exception. Screenshots go to $KWATCH_SCREENSHOTS
+(default: the test's tmp dir)."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.test_dashboard_pages import committed_results, ingest, slower_copy
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+         "--window-size=1500,1100"]
+# page -> (url path, Plotly charts it must draw on the loaded database); Health is the app's root
+PAGES = {"health": ("?tier=smoke", 1), "trends": ("trends", 1), "compare": ("compare", 1),
+         "numerics": ("numerics", 0), "retrieval": ("retrieval", 0), "claims": ("claims", 1),
+         "cost-model": ("cost-model", 1)}
+PLOTLY = '[data-testid="stPlotlyChart"] .js-plotly-plot'
+
+pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
+                                reason="Chromium or chromedriver not installed (apt-get install chromium "
+                                       "chromium-driver): the browser test cannot run")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, smoke_file):
+    """`kwatch dashboard` on a free localhost port over the loaded database; yields the base URL."""
+    from db.validate import load_and_validate
+
+    d = tmp_path_factory.mktemp("browser")
+    url = f"sqlite:///{d / 'kw.db'}"
+    smoke = load_and_validate(str(smoke_file))
+    ingest(url, [(str(p), load_and_validate(str(p))) for p in committed_results()]
+           + [("smoke", smoke), ("smoke-slower", slower_copy(smoke))])
+    port = free_port()
+    log = open(d / "streamlit.log", "w")
+    proc = subprocess.Popen([sys.executable, "-c", "from ci.cli import main; main()", "dashboard", "--db", url,
+                             "--port", str(port), "--address", "127.0.0.1"], cwd=ROOT, stdout=log,
+                            stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                if urllib.request.urlopen(f"{base}/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.5)
+            assert proc.poll() is None, (d / "streamlit.log").read_text()
+        else:
+            pytest.fail("the dashboard did not answer /_stcore/health in 60 s")
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def driver():
+    selenium = pytest.importorskip("selenium", reason="selenium is not installed (pip install selenium)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for f in FLAGS:
+        opts.add_argument(f)
+    drv = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    drv.set_page_load_timeout(60)
+    assert selenium.__version__
+    yield drv
+    drv.quit()
+
+
+def wait_rendered(drv, want_charts: int, timeout: float = 60.0) -> float:
+    """Wait until the script finished (no running indicator) and `want_charts` charts are drawn."""
+    from selenium.webdriver.common.by import By
+
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        running = drv.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]')
+        charts = drv.find_elements(By.CSS_SELECTOR, PLOTLY)
+        headers = drv.find_elements(By.CSS_SELECTOR, '[data-testid="stHeading"]')
+        if headers and not running and len(charts) >= want_charts:
+            return time.perf_counter() - t0
+        time.sleep(0.2)
+    pytest.fail(f"page did not render {want_charts} chart(s) in {timeout} s")
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_page_renders_in_chromium(page, server, driver):
+    from selenium.webdriver.common.by import By
+
+    path, want = PAGES[page]
+    driver.get(f"{server}/{path}")
+    took = wait_rendered(driver, want)
+    time.sleep(1.0)  # let Plotly finish drawing before the screenshot
+    errors = driver.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
+    assert not errors, errors[0].text
+    assert "Page not found" not in driver.page_source
+    if want:
+        svg = driver.find_elements(By.CSS_SELECTOR, f"{PLOTLY} svg.main-svg")
+        assert svg, "the Plotly chart has no drawn SVG"
+    out = Path(os.environ.get("KWATCH_SCREENSHOTS") or ROOT / ".pytest_cache" / "screenshots")
+    out.mkdir(parents=True, exist_ok=True)
+    assert driver.save_screenshot(str(out / f"{page}.png"))
+    print(f"{page}: rendered in {took:.2f} s")
