@@ -21,6 +21,12 @@ DATASHEETS = {
                              "FP32 67 TFLOPS"},
 }
 PRODUCTS = {"bf16x9": 9, "bf16x6": 6, "bf16x3": 3}
+# Measured on the H200 (results/h200/gemm_fp32_emulation_nightly.json, 8192^3): our kernels' bf16
+# MMA rate (emulated TFLOP/s x products) over the datasheet's dense bf16 peak, and cuBLAS fp32 over
+# the fp32 peak (51.29 / 67).
+H200_TFLOPS = {"bf16x9": 72.84, "bf16x6": 93.61, "bf16x3": 180.40, "cublas_fp32": 51.29}
+H200_EFFICIENCY = {s: H200_TFLOPS[s] * n / DATASHEETS["H200 (SXM)"]["bf16_dense"] for s, n in PRODUCTS.items()}
+H200_FP32_EFFICIENCY = H200_TFLOPS["cublas_fp32"] / DATASHEETS["H200 (SXM)"]["fp32"]
 VENDOR_CLAIM = {"scheme": "bf16x9", "speedup": 3.0, "statement": "up to ~3x net speedup (page)"}
 
 
@@ -34,6 +40,7 @@ def project(products: int, bf16_tflops: float, fp32_tflops: float, mma_efficienc
 
 
 def table(mma_efficiency: dict[str, float] | None = None, fp32_efficiency: float = 1.0) -> list[dict]:
+    # e.g. table(H200_EFFICIENCY, H200_FP32_EFFICIENCY): the Blackwell rates at Hopper's efficiencies
     """One row per (GPU, scheme): peak projection, and with per-scheme efficiencies if given
     (e.g. those measured on the H200: kernel bf16-MMA rate / bf16 peak)."""
     rows = []

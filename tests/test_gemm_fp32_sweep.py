@@ -1,0 +1,53 @@
+"""Exponent sweep of FP32 emulation: the CPU reference emulation at a small grid (what CI can run),
+the region function, and the committed H200 sweep."""
+import json
+from pathlib import Path
+
+import torch
+
+from suite.spec import Case
+from suite.techniques.gemm_fp32_emulation.common import emulate
+from suite.techniques.gemm_fp32_emulation.reference import lowp_fp32
+from suite.techniques.gemm_fp32_emulation_sweep import sweep
+
+H200 = Path(__file__).resolve().parent.parent / "results" / "h200" / "gemm_fp32_emulation_sweep_nightly.json"
+
+
+def _fn(scheme):
+    return lambda out, a, b: out.copy_(emulate(a, b, scheme) if scheme else lowp_fp32(a, b))
+
+
+def test_point_errors_locate_the_lower_edge_of_bf16x6():
+    p = {"m": 32, "n": 32, "k": 32, "dist": "unit_exp", "exp_b": 0}
+    ok = lambda scheme, ea: sweep.point_errors(_fn(scheme), dict(p, exp_a=ea), 0, "cpu")["within_fp32"]
+    assert ok("bf16x6", 0) == 1.0 and ok("bf16x6", -110) == 1.0
+    assert ok("bf16x6", -120) == 0.0  # the lo piece falls below bf16's subnormal range
+    assert ok(None, -120) == 1.0  # fp32 itself is fine there
+    assert ok("bf16x3", 0) == 0.0  # two pieces never reach fp32 accuracy
+
+
+def test_probe_rows_for_a_small_grid(monkeypatch):
+    monkeypatch.setitem(sweep.GRIDS, "smoke", (-120, 0, 127))
+    monkeypatch.setitem(sweep.SPREADS, "smoke", (0,))
+    case = Case("sweep_smoke", {"m": 32, "n": 32, "k": 32, "dist": "unit_exp", "sweep": "smoke"})
+    rows = sweep.probe(fn=_fn("bf16x9"), case=case, device="cpu", seed=0)
+    ids = {r["case"] for r in rows}
+    assert {"sweep_ea-120_eb+0", "sweep_ea+127_eb-120", "spread_s0", "denorm_piece"} <= ids
+    bad = [r for r in rows if r["case"] == "sweep_ea+127_eb-120" and r["metric"] == "rel_err"]
+    assert bad[0]["status"] == "failed_correctness"  # the split overflows to inf at 2**127
+    assert all(r["value"] is not None for r in rows if r.get("status", "ok") == "ok")
+    full = [dict(r, impl="x") for r in rows]
+    assert sweep.region(full, "x")["exp_a_with_b0"] == (0, 127)
+
+
+def test_h200_sweep_region_and_no_flush_to_zero():
+    doc = json.loads(H200.read_text())
+    rows = doc["results"]
+    for impl in ("triton_bf16x9", "triton_bf16x6", "triton_dot_bf16x6"):
+        reg = sweep.region(rows, impl)
+        assert reg["exp_a_with_b0"] == (-112, 127) and reg["square_box"] == (-112, 126)
+    assert sweep.region(rows, "cublas_fp32")["valid_points"] == 169
+    # bf16-subnormal pieces survive the tensor cores: flushing would cost 2**-12 here
+    piece = [r for r in rows if r["impl"] == "triton_bf16x6" and r["case"] == "denorm_piece"
+             and r["metric"] == "rel_err"][0]
+    assert piece["value"] < 1e-6 and piece["stats"]["zero_outputs"] == 0
