@@ -2,12 +2,14 @@
 loaded with the committed result files, the CPU smoke run and a later run with a planted regression."""
 from __future__ import annotations
 
+import base64
 import copy
 import glob
 import json
 import uuid
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.conftest import ROOT
@@ -40,6 +42,53 @@ def slower_copy(doc: dict, factor: float = 1.5) -> dict:
     return out
 
 
+def probe_doc(template: dict) -> dict:
+    """A run holding rows in the formats the probe techniques write (values made up, formats real):
+    exponent sweep, needle grid, exp ULP, MQAR recall and measured prefill savings."""
+    doc = copy.deepcopy(template)
+    doc["run"]["id"] = uuid.uuid4().hex
+    rows = []
+
+    def add(technique, impl, case, metric, value, params, unit="1", direction="lower", status="ok"):
+        rows.append({"technique": technique, "impl": impl, "impl_version": 1, "impl_hash": "x", "case": case,
+                     "params": params, "metric": metric, "unit": unit, "direction": direction,
+                     "value": value, "samples": [], "stats": {}, "status": status,
+                     "error": None if status == "ok" else "non-finite output"})
+
+    grid = (-140, -110, 0, 111, 127)
+    for impl in ("cublas_fp32", "triton_bf16x6", "triton_bf16x9"):
+        for ea in grid:
+            for eb in grid:
+                params = {"m": 32, "n": 32, "k": 32, "dist": "unit_exp", "exp_a": ea, "exp_b": eb}
+                inside = -110 <= ea <= 111 and -110 <= eb <= 111
+                ok = inside or impl != "triton_bf16x6"
+                add("gemm_fp32_emulation_sweep", impl, f"sweep_ea{ea:+d}_eb{eb:+d}", "within_fp32",
+                    float(ok), params, "bool", "higher")
+                add("gemm_fp32_emulation_sweep", impl, f"sweep_ea{ea:+d}_eb{eb:+d}", "rel_err",
+                    1e-7 if ok else None, params, status="ok" if ok else "failed_correctness")
+    for sel in ("triton_exact_topk", "triton_mean_pool"):
+        for ctx in (4096, 16384):
+            for d in range(11):
+                add("needle_retrieval", sel, f"ctx{ctx // 1024}k_depth{d * 10}_s4", "recall",
+                    1.0 if sel == "triton_exact_topk" or d % 3 else 0.0,
+                    {"ctx": ctx, "depth": d / 10, "strength": 4.0}, direction="higher")
+    for impl, ulp in (("triton_mufu", 2), ("triton_poly3", 180), ("triton_poly5", 3)):
+        for m in ("ulp_max", "ulp_p99", "ulp_p50", "ulp_mean"):
+            add("exp_approx", impl, "acc_all/all_fp32", m, ulp, {"sampling": "every fp32"}, "ulp")
+    for sel in ("dense", "mean_pool"):
+        for ctx in (256, 1024, 4096):
+            add("mqar", sel, f"ctx{ctx}", "recall", 1.0 if sel == "dense" else 256 / ctx, {"ctx": ctx},
+                direction="higher")
+    for p, g in ((600, 400), (8000, 500)):
+        params = {"prompt": p, "generated": g, "density": 0.1}
+        add("prefill_cost_model", "h200_measured", f"w_p{p}_g{g}", "measured_saving_kernel", 1.2 if p < 1000
+            else 3.9, params, "x", "higher")
+        add("prefill_cost_model", "h200_measured", f"w_p{p}_g{g}", "measured_prefill_share", 0.3 if p < 1000
+            else 0.85, params, "1", "higher")
+    doc["results"] = rows
+    return doc
+
+
 def ingest(url: str, docs: list[tuple[str, dict]]) -> None:
     from db.engine import open_db
     from db.ingest import ingest_docs
@@ -56,6 +105,15 @@ def loaded_url(tmp_path_factory, smoke_file) -> str:
     docs = [(str(p), load_and_validate(str(p))) for p in committed_results()]
     smoke = load_and_validate(str(smoke_file))
     ingest(url, docs + [("smoke", smoke), ("smoke-slower", slower_copy(smoke))])
+    return url
+
+
+@pytest.fixture(scope="module")
+def probes_url(tmp_path_factory, smoke_file) -> str:
+    from db.validate import load_and_validate
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('dash') / 'probes.db'}"
+    ingest(url, [("probes", probe_doc(load_and_validate(str(smoke_file))))])
     return url
 
 
@@ -147,3 +205,55 @@ def test_every_page_on_loaded_database(page, loaded_url, monkeypatch):
     assert not at.error, [e.value for e in at.error]
     if page in ("health", "trends", "compare", "claims", "cost_model"):
         assert charts(at) >= 1
+
+
+def arr(x) -> np.ndarray:
+    """A Plotly JSON array (a list, or {"dtype", "bdata", "shape"} for a typed array) as numpy."""
+    if isinstance(x, dict) and "bdata" in x:
+        a = np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"]))
+        shape = x.get("shape")
+        return a.reshape([int(n) for n in str(shape).split(",")]) if shape else a
+    return np.asarray(x, dtype=float)
+
+
+def test_numerics_maps_and_ulp_curves(probes_url, monkeypatch):
+    at = run_page(probes_url, "numerics", monkeypatch)
+    assert at.multiselect(key="num_schemes").value == ["cublas_fp32", "triton_bf16x6", "triton_bf16x9"]
+    figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert len(figs) == 4  # three heat maps and the ULP curves
+    bf16x6 = next(f for f in figs if f["layout"]["title"]["text"] == "triton_bf16x6")
+    z = arr(bf16x6["data"][0]["z"])
+    assert z[2][2] == 1.0 and z[0][0] == 0.0  # (0, 0) within fp32; (-140, -140) not
+    box = bf16x6["layout"]["shapes"][0]
+    assert (box["x0"], box["x1"]) == (0.5, 3.5)  # the cells of -110 .. 111 on a (-140, -110, 0, 111, 127) axis
+    at.radio(key="num_metric").set_value("rel_err").run()
+    assert not at.exception
+    figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    bf16x6 = next(f for f in figs if f["layout"]["title"]["text"] == "triton_bf16x6")
+    assert any(t.get("name") == "non-finite / failed" for t in bf16x6["data"])
+    ulp = figs[-1]
+    assert [t["name"] for t in ulp["data"]] == ["ulp_max", "ulp_p99", "ulp_p50", "ulp_mean"]
+
+
+def test_retrieval_needle_maps_and_mqar(probes_url, monkeypatch):
+    at = run_page(probes_url, "retrieval", monkeypatch)
+    figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert len(figs) == 3  # two selectors' needle maps and the MQAR curves
+    mean_pool = next(f for f in figs if f.get("layout", {}).get("title", {}).get("text") == "triton_mean_pool")
+    z = arr(mean_pool["data"][0]["z"])
+    assert len(z) == 11 and len(z[0]) == 2 and z[0][0] == 0.0 and z[1][0] == 1.0
+    assert {t["name"] for t in figs[-1]["data"]} == {"dense", "mean_pool"}
+
+
+def test_cost_model_shows_measured_points(probes_url, monkeypatch):
+    at = run_page(probes_url, "cost_model", monkeypatch)
+    figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert any(t["name"].startswith("measured on") for t in figs[0]["data"])
+    assert len(figs) == 2  # the saving curve and the prefill-share bars
+    from dashboard.cost import summary
+
+    at.slider(key="cost_sparsity").set_value(0.5).run()
+    assert not at.exception
+    want = summary(8000, 500, 0.5)
+    assert next(m for m in at.metric if m.label == "saving").value == f"{want['saving']:.1f}x"
+    assert next(m for m in at.metric if m.label == "prefill share").value == f"{want['prefill_share']:.0%}"
