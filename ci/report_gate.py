@@ -31,19 +31,22 @@ def _spread(v: SeriesVerdict, side: str) -> str:
 
 
 def shape_groups(verdicts: list[SeriesVerdict]) -> list[dict]:
-    """Per technique + impl + metric: which cases regressed, and a parameter range that separates them."""
-    groups: dict[tuple, list[SeriesVerdict]] = defaultdict(list)
+    """Per technique + impl: each case's worst status over its metrics, the bad cases, and a case
+    parameter range that separates bad from fine cases (a regression confined to part of the shape space)."""
+    groups: dict[tuple, dict[str, list[SeriesVerdict]]] = defaultdict(lambda: defaultdict(list))
     for v in verdicts:
-        groups[(v.key.technique, v.key.impl, v.key.metric)].append(v)
+        groups[(v.key.technique, v.key.impl)][v.key.case_id].append(v)
     out = []
-    for (tech, impl, metric), vs in sorted(groups.items()):
-        bad = [v for v in vs if v.status in ("regressed", "failed correctness", "errored")]
-        good = [v for v in vs if v.status in ("stable", "improved")]
-        entry = {"technique": tech, "impl": impl, "metric": metric, "cases": len(vs),
-                 "by_case": {v.key.case_id: v.status for v in sorted(vs, key=lambda v: v.key.case_id)},
-                 "bad_cases": [v.key.case_id for v in bad], "where": None}
-        if bad and good:
-            entry["where"] = _separating_param(bad, good)
+    for (tech, impl), cases in sorted(groups.items()):
+        worst = {c: min(vs, key=lambda v: SEVERITY.get(v.status, 99)) for c, vs in sorted(cases.items())}
+        bad = [v for v in worst.values() if v.status in ("regressed", "failed correctness", "errored")]
+        good = [v for v in worst.values() if v.status in ("stable", "improved")]
+        entry = {"technique": tech, "impl": impl, "cases": len(worst),
+                 "by_case": {c: v.status for c, v in worst.items()},
+                 "bad_cases": [v.key.case_id for v in bad],
+                 "bad_metrics": sorted({v.key.metric for vs in cases.values() for v in vs
+                                        if v.status in ("regressed", "failed correctness", "errored")}),
+                 "where": _separating_param(bad, good) if bad and good else None}
         out.append(entry)
     return out
 
@@ -105,7 +108,7 @@ def to_markdown(result) -> str:
         for g in groups:
             where = f" — {g['where']}" if g["where"] else ""
             ok = [c for c, s in g["by_case"].items() if c not in g["bad_cases"]]
-            lines.append(f"- `{g['technique']}/{g['impl']}` {g['metric']}: bad in {len(g['bad_cases'])} of "
+            lines.append(f"- `{g['technique']}/{g['impl']}` ({', '.join(g['bad_metrics'])}): bad in {len(g['bad_cases'])} of "
                          f"{g['cases']} cases ({', '.join(g['bad_cases'])})"
                          + (f"; fine in {', '.join(ok)}" if ok else "") + where)
         lines.append("")
