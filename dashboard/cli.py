@@ -29,6 +29,10 @@ def dashboard_cmd(db: Optional[str] = typer.Option(None, "--db", help="database 
            "--server.address", address, "--server.headless", str(headless).lower(),
            "--browser.gatherUsageStats", "false"]
     typer.echo(f"KernelWatch dashboard on http://{address}:{port} reading {url}", err=True)
+    if hasattr(os, "execve"):  # become Streamlit: a signal to this process reaches the server itself
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execve(sys.executable, cmd, env)
     raise typer.Exit(subprocess.call(cmd, env=env))
 
 

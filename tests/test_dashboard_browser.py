@@ -23,10 +23,11 @@ CHROMEDRIVER = shutil.which("chromedriver")
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
          "--window-size=1500,1100"]
-# page -> (url path, Plotly charts it must draw on the loaded database); Health is the app's root
-PAGES = {"health": ("?tier=smoke", 1), "trends": ("trends", 1), "compare": ("compare", 1),
-         "numerics": ("numerics", 0), "retrieval": ("retrieval", 0), "claims": ("claims", 1),
-         "cost-model": ("cost-model", 1)}
+# page -> url path (Health is the app's root; its smoke tier holds the planted regression)
+PAGES = {"health": "?tier=smoke", "trends": "trends", "compare": "compare", "numerics": "numerics",
+         "retrieval": "retrieval", "claims": "claims", "cost-model": "cost-model"}
+# pages whose chart needs results of these techniques (absent: the page must say there are none)
+NEEDS = {"numerics": ("gemm_fp32_emulation_sweep", "exp_approx"), "retrieval": ("needle_retrieval", "mqar")}
 PLOTLY = '[data-testid="stPlotlyChart"] .js-plotly-plot'
 
 pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
@@ -66,7 +67,9 @@ def server(tmp_path_factory, smoke_file):
             assert proc.poll() is None, (d / "streamlit.log").read_text()
         else:
             pytest.fail("the dashboard did not answer /_stcore/health in 60 s")
-        yield base
+        from db.queries import catalog
+
+        yield base, set(catalog(url)["technique"])
     finally:
         proc.terminate()
         proc.wait(timeout=20)
@@ -97,9 +100,10 @@ def wait_rendered(drv, want_charts: int, timeout: float = 60.0) -> float:
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < timeout:
         running = drv.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]')
+        loading = drv.find_elements(By.CSS_SELECTOR, '[data-testid="stSkeleton"]')
         charts = drv.find_elements(By.CSS_SELECTOR, PLOTLY)
         headers = drv.find_elements(By.CSS_SELECTOR, '[data-testid="stHeading"]')
-        if headers and not running and len(charts) >= want_charts:
+        if headers and not running and not loading and len(charts) >= want_charts:
             return time.perf_counter() - t0
         time.sleep(0.2)
     pytest.fail(f"page did not render {want_charts} chart(s) in {timeout} s")
@@ -109,8 +113,9 @@ def wait_rendered(drv, want_charts: int, timeout: float = 60.0) -> float:
 def test_page_renders_in_chromium(page, server, driver):
     from selenium.webdriver.common.by import By
 
-    path, want = PAGES[page]
-    driver.get(f"{server}/{path}")
+    base, techniques = server
+    want = 1 if not set(NEEDS.get(page, ())) or set(NEEDS[page]) & techniques else 0
+    driver.get(f"{base}/{PAGES[page]}")
     took = wait_rendered(driver, want)
     time.sleep(1.0)  # let Plotly finish drawing before the screenshot
     errors = driver.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
@@ -119,6 +124,8 @@ def test_page_renders_in_chromium(page, server, driver):
     if want:
         svg = driver.find_elements(By.CSS_SELECTOR, f"{PLOTLY} svg.main-svg")
         assert svg, "the Plotly chart has no drawn SVG"
+    else:
+        assert "No " in driver.find_element(By.CSS_SELECTOR, '[data-testid="stAlert"]').text
     out = Path(os.environ.get("KWATCH_SCREENSHOTS") or ROOT / ".pytest_cache" / "screenshots")
     out.mkdir(parents=True, exist_ok=True)
     assert driver.save_screenshot(str(out / f"{page}.png"))

@@ -65,4 +65,4 @@ table = pd.DataFrame({
     "link": shown["url"], "id": shown["id"]})
 st.caption("'ours' is the value the claim's band judges, from the latest matching run; where our hardware "
            "cannot run the claim it is a roofline projection from datasheet rates, labelled as such.")
-st.dataframe(table, hide_index=True, column_config={"link": st.column_config.LinkColumn("link")})
+st.dataframe(table, hide_index=True, height=600, column_config={"link": st.column_config.LinkColumn("link")})
