@@ -40,3 +40,15 @@ def test_committed_claims_doc_lists_every_claim():
     assert "kwatch claims --results results/h200" in text
     missing = [c.id for c in all_claims() if f"### {c.id}" not in text]
     assert not missing, f"regenerate docs/claims.md; missing {missing}"
+
+
+def test_results_folder_skips_json_that_is_not_a_result_file(tmp_path):
+    (tmp_path / "a_run.json").write_text(H200_FILE.read_text())
+    (tmp_path / "raw_microbench.json").write_text('{"do_bench_ms": [1.0, 2.0]}')
+    proc = kwatch("claims", "--results", str(tmp_path), "--format", "markdown")
+    assert proc.returncode == 0, proc.stderr
+    assert "a_run.json" in proc.stdout and "Skipped" in proc.stdout and "raw_microbench.json" in proc.stdout
+    bad = tmp_path / "broken.json"
+    bad.write_text('{"schema": 1, "run": {}}')
+    proc = kwatch("claims", "--results", str(tmp_path))
+    assert proc.returncode == 2 and "broken.json" in proc.stderr
