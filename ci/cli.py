@@ -19,7 +19,7 @@ app.command("list")(runners_cli.list_cmd)
 DB = typer.Option(None, "--db", help="database URL (default: $KWATCH_DB or sqlite:///kwatch.db)")
 
 # Modules that add their commands to `app`: each defines register(app).
-COMMAND_MODULES: list[str] = ["dashboard.cli", "ci.claims_cli", "ci.gate", "ci.gate_mutes", "ci.detect", "ci.nightly", "ci.grade", "ci.nightly_queue"]
+COMMAND_MODULES: list[str] = ["dashboard.cli", "ci.claims_cli", "ci.gate", "ci.gate_mutes", "ci.detect", "ci.nightly", "ci.grade", "ci.nightly_queue", "ci.detect_bench"]
 
 
 @app.command("run")

@@ -14,6 +14,7 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -24,7 +25,12 @@ def noise_series(paths: list[str], min_samples: int = 200) -> list[dict]:
     """Latency series (raw samples in recorded order) of the given result files."""
     out = []
     for p in paths:
-        doc = json.loads(Path(p).read_text())
+        try:
+            doc = json.loads(Path(p).read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(doc, dict) or doc.get("schema") != 1:
+            continue  # not a result file (e.g. a microbenchmark's own format)
         for r in doc["results"]:
             s = [x for x in r.get("samples") or [] if x is not None and x > 0]
             if r["status"] == "ok" and r["metric"] == "latency_ms" and len(s) >= min_samples:
@@ -55,7 +61,7 @@ def evaluate(series: list[dict], steps=(0.02, 0.05, 0.10, 0.20), reps: int = 20,
     rng = np.random.default_rng(seed)
     detectors = {
         "pelt (ruptures)": lambda v: [n for n, _ in online_pelt(list(v), pelt, start=warmup)],
-        "conbench z-score |z|>5, lookback 20": lambda v: _online_simple(v, zscore_alert, warmup),
+        "conbench z-score (abs z > 5, lookback 20)": lambda v: _online_simple(v, zscore_alert, warmup),
         "fixed 5% vs median of last 5": lambda v: _online_simple(v, threshold_alert, warmup),
     }
     stats = {d: {"false_alarms": 0, "clean_nights": 0, "steps": {str(s): {"n": 0, "found2": 0, "found": 0, "delays": []}
@@ -113,19 +119,126 @@ def night_noise(series: list[dict], block: int) -> list[dict]:
     return out
 
 
-def run_benchmark(paths: list[str] | None = None, reps: int = 20, scales=(1.0, 3.0, 10.0), block: int = 10,
-                  seed: int = 0) -> dict:
-    """The whole benchmark over the committed H200 files, at several noise scales."""
-    paths = paths or sorted(p for p in glob.glob("results/h200/*.json"))
+def _evaluate_one(args) -> dict:
+    ser, kw = args
+    return evaluate([ser], **kw)
+
+
+def _merge(parts: list[dict]) -> dict:
+    """Pool per-series figures (sums of counts; delays pooled by case-weighted means)."""
+    out = {}
+    for name in parts[0]:
+        fa = sum(p[name]["false_alarms"] for p in parts)
+        nights = sum(p[name]["clean_series_nights"] for p in parts)
+        steps = {}
+        for st in parts[0][name]["steps"]:
+            es = [p[name]["steps"][st] for p in parts]
+            n = sum(e["cases"] for e in es)
+            found = [(e["recall_by_end"] * e["cases"], e["mean_delay_nights"]) for e in es if e["mean_delay_nights"] is not None]
+            nf = sum(f for f, _ in found)
+            steps[st] = {"cases": n, "recall_within_2_nights": sum(e["recall_within_2_nights"] * e["cases"] for e in es) / n,
+                         "recall_by_end": sum(e["recall_by_end"] * e["cases"] for e in es) / n,
+                         "mean_delay_nights": sum(f * d for f, d in found) / nf if nf else None,
+                         "worst_series_recall_within_2_nights": min(e["recall_within_2_nights"] for e in es)}
+        out[name] = {"false_alarms_per_1000_series_nights": 1000 * fa / max(nights, 1), "false_alarms": fa,
+                     "clean_series_nights": nights, "steps": steps}
+    return out
+
+
+BUCKETS = ((0.0, 0.005, "night CV < 0.5%"), (0.005, 0.02, "0.5% - 2%"), (0.02, 0.05, "2% - 5%"),
+           (0.05, 1e9, ">= 5%"))
+
+
+def between_run_drift(paths: list[str]) -> list[dict]:
+    """|change| of whole-run latency medians between result files of one technique on one machine."""
+    from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, key_of
+
+    docs = []
+    for p in paths:
+        try:
+            d = json.loads(Path(p).read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(d, dict) and d.get("schema") == 1:
+            docs.append((Path(p).name, d))
+    out = []
+    for i, (na, a) in enumerate(docs):
+        for nb, b in docs[i + 1:]:
+            ka = (key_of(a["run"]["env"], HARDWARE_KEYS), key_of(a["run"]["env"], SOFTWARE_KEYS))
+            if ka != (key_of(b["run"]["env"], HARDWARE_KEYS), key_of(b["run"]["env"], SOFTWARE_KEYS)):
+                continue
+            va = {(r["technique"], r["impl"], r["case"], (r["stats"] or {}).get("protocol")): r["value"]
+                  for r in a["results"] if r["metric"] == "latency_ms" and r["status"] == "ok"}
+            for r in b["results"]:
+                k = (r["technique"], r["impl"], r["case"], (r["stats"] or {}).get("protocol"))
+                if r["metric"] == "latency_ms" and r["status"] == "ok" and k in va and va[k]:
+                    out.append({"files": [na, nb], "series": "/".join(k[:3]), "rel_change": r["value"] / va[k] - 1})
+    return out
+
+
+def run_benchmark(paths: list[str] | None = None, reps: int = 4, scales=(1.0, 3.0), block: int = 10,
+                  seed: int = 0, pelt: PeltSettings = PeltSettings(), processes: int = 2) -> dict:
+    """The whole benchmark over the committed H200 files: all series, and by noise bucket (series in parallel)."""
+    from multiprocessing import Pool
+
+    paths = paths or sorted(p for p in glob.glob("results/h200/*.json") if "noise" not in Path(p).name)
     series = noise_series(paths, min_samples=block * 20)
+    noise = night_noise(series, block)
     t0 = time.time()
-    doc = {"method": __doc__.strip(), "pelt_settings": asdict(PeltSettings()), "block": block, "reps": reps,
-           "nights": 60, "files": [Path(p).name for p in paths], "series": night_noise(series, block),
-           "by_noise_scale": {}}
-    for sc in scales:
-        doc["by_noise_scale"][str(sc)] = evaluate(series, reps=reps, block=block, scale=sc, seed=seed)
+    doc = {"method": __doc__.strip(), "pelt_settings": asdict(pelt), "block": block, "reps": reps,
+           "nights": 60, "files": [Path(p).name for p in paths], "series": noise,
+           "between_run_drift": between_run_drift(paths), "by_noise_scale": {}}
+    with Pool(processes) as pool:
+        for sc in scales:
+            kw = {"reps": reps, "block": block, "scale": sc, "seed": seed, "pelt": pelt}
+            parts = pool.map(_evaluate_one, [(s, kw) for s in series])
+            entry = {"all series": _merge(parts)}
+            for lo, hi, name in BUCKETS:
+                sel = [p for p, n in zip(parts, noise) if lo <= n["night_cv_robust"] * sc < hi]
+                if sel:
+                    entry[name] = {"series": len(sel), **_merge(sel)}
+            doc["by_noise_scale"][str(sc)] = entry
     doc["seconds"] = round(time.time() - t0, 1)
     return doc
+
+
+def to_markdown(doc: dict) -> str:
+    """The benchmark's tables for docs/detector_benchmark.md."""
+    lines = []
+    for sc, entry in doc["by_noise_scale"].items():
+        for bucket, res in entry.items():
+            n = res.get("series", len(doc["series"])) if isinstance(res, dict) else 0
+            lines += [f"### noise x{float(sc):g}, {bucket} ({n} series)", "",
+                      "| detector | false alarms / 1000 series-nights | " +
+                      " | ".join(f"{float(s):.0%} step: found <= 2 nights (by end), mean delay" for s in
+                                 next(v for k, v in res.items() if k != "series")["steps"]) + " |",
+                      "|---|---|" + "---|" * 4]
+            for det, v in res.items():
+                if det == "series":
+                    continue
+                cells = [f"{e['recall_within_2_nights']:.1%} ({e['recall_by_end']:.1%}), "
+                         f"{'—' if e['mean_delay_nights'] is None else format(e['mean_delay_nights'], '.2f')}"
+                         for e in v["steps"].values()]
+                lines.append(f"| {det} | {v['false_alarms_per_1000_series_nights']:.2f} "
+                             f"({v['false_alarms']} in {v['clean_series_nights']}) | " + " | ".join(cells) + " |")
+            lines.append("")
+    return "\n".join(lines)
+
+
+def register(app) -> None:
+    import typer
+
+    def detect_bench_cmd(out: Path = typer.Option(Path("results/detector_benchmark.json"), "--out"),
+                         md: Optional[Path] = typer.Option(None, "--markdown", help="also write the tables here"),
+                         reps: int = typer.Option(4, "--reps"), processes: int = typer.Option(2, "--processes")) -> None:
+        """Benchmark the change-point detector on replayed H200 noise with injected steps."""
+        doc = run_benchmark(reps=reps, processes=processes)
+        out.write_text(json.dumps(doc, indent=1))
+        if md:
+            md.write_text(to_markdown(doc))
+        print(to_markdown(doc))
+
+    app.command("detect-bench")(detect_bench_cmd)
 
 
 def replay_runs(doc: dict, nights: int, block: int = 10, steps: dict | None = None, seed: int = 0) -> list[dict]:
