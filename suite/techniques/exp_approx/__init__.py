@@ -48,7 +48,11 @@ TECHNIQUE = Technique(
         _elem("elem_n16m", 1 << 24, ("nightly",), stride=1, points=1 << 24),
         Case("sum_t64_n8m", {"kind": "sum", "n": 1 << 23, "terms": 64, "lo": -8.0,
                              "delta": 0.0625}, ("nightly",), seeds=2),
+        # Shift 1.5 has the fixed point -1, exact in fp32: every variant lands on it, so its
+        # correctness check is vacuous (measured once, kept for its history); 1.25's is not.
         Case("chain_t64_n8m", {"kind": "chain", "n": 1 << 23, "terms": 64, "shift": 1.5},
+             ("full",), seeds=1),
+        Case("chain_s125_t64_n8m", {"kind": "chain", "n": 1 << 23, "terms": 64, "shift": 1.25},
              ("nightly",), seeds=2),
         Case("softmax_r8kc4k", {"kind": "softmax", "rows": 8192, "cols": 4096}, ("nightly",), seeds=2),
     ),
