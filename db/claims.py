@@ -170,20 +170,28 @@ def measure(session: Session, sel: Selector, runs_on: tuple[str, ...]) -> tuple[
 
 
 def custom_measure(session: Session, chk: Custom, runs_on: tuple[str, ...], cpu_ok: bool = True):
-    """A Custom check over the latest matching run of each of its techniques (rows of chk.metric,
-    if set), all passed to its function together."""
-    rows, runs = [], []
+    """A Custom check over the latest stored value of every case of its techniques (rows of
+    chk.metric, if set) on matching hardware, all passed to its function together."""
+    rows, runs = [], set()
     for tech in chk.techniques():
-        run_id = latest_run_id(session, tech, chk.metric, None, None, runs_on, cpu_ok)
-        if run_id is None:
+        q = _filtered(select(Benchmark.case_id, Run.id, Run.started_at, Environment.gpu_name,
+                             Environment.device).distinct(), tech, chk.metric, None, None)
+        latest: dict[str, tuple] = {}
+        for case, run_id, started, gpu, device in session.execute(q):
+            if _matches(gpu, device, runs_on, cpu_ok) and (case not in latest or
+                                                           (_ts(started), run_id) > latest[case][:2]):
+                latest[case] = (_ts(started), run_id, gpu or "CPU")
+        if not latest:
             return None
-        rows += _rows(session, tech, chk.metric, None, None, run_id)
-        runs.append(f"{tech} run {run_id} on {rows[-1]['gpu_name'] or 'CPU'}" if rows else run_id)
+        for run_id in {v[1] for v in latest.values()}:
+            rows += [r for r in _rows(session, tech, chk.metric, None, None, run_id)
+                     if latest[r["case"]][1] == run_id]
+        runs |= {f"{tech} run {v[1]} on {v[2]}" for v in latest.values()}
     out = resolve(chk.target)(rows)
     if out is None:
         return None
     value, detail = out
-    return value, f"{'; '.join(runs)}: {detail}", []
+    return value, f"{'; '.join(sorted(runs))}: {detail}", []
 
 
 def _measure(session: Session, chk, runs_on: tuple[str, ...], cpu_ok: bool | None = None):

@@ -59,10 +59,14 @@ def bf16_spacing(x: float = 100_000.0) -> tuple[float, str]:
                  f"angle m*theta there is off by up to {gap / 2:g} rad (2*pi = {2 * math.pi:.3f})")
 
 
-def peak_ratio(gpu: str, num: str, den: str) -> tuple[float, str]:
-    """Ratio of two datasheet peak rates of one GPU."""
+def peak_ratio(gpu: str, num: str, den: str, also: str | None = None) -> tuple[float, str]:
+    """Ratio of two datasheet peak rates of one GPU (and, for comparison, of the `also` sheet)."""
     a, b = rate(gpu, num), rate(gpu, den)
-    return a.value / b.value, f"{cite(gpu, num)}; {cite(gpu, den)}; ratio {a.value / b.value:.3f}"
+    detail = f"{gpu} {num} / {den} = {a.value:g} / {b.value:g} = {a.value / b.value:.3f} ({a.source})"
+    if also:
+        c, d = rate(also, num), rate(also, den)
+        detail += f"; {also}: {c.value:g} / {d.value:g} = {c.value / d.value:.3f} ({c.source})"
+    return a.value / b.value, detail
 
 
 def generation_ratio(key: str, new: str, old: str, also: tuple[str, str] | None = None) -> tuple[float, str]:

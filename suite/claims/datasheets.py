@@ -36,6 +36,9 @@ SHEETS: dict[str, dict[str, Rate]] = {
                  tf32=(1125, "TFLOP/s"), fp32=(75, "TFLOP/s"), hbm=(8.0, "TB/s")),
     "GB200": _gpu(_GB200, bf16=(2500, "TFLOP/s"), fp8=(5000, "TFLOP/s"), fp4=(10000, "TFLOP/s"),
                   tf32=(1250, "TFLOP/s"), fp32=(80, "TFLOP/s"), hbm=(8.0, "TB/s")),
+    # A second GB200 power configuration, as tabulated by a third party from NVIDIA material.
+    "GB200-1200W": _gpu("GB200 at 1,200 W as tabulated from NVIDIA material by glennklockwood.com "
+                        "(garden/processors/B200); secondary source", bf16=(2500, "TFLOP/s"), fp32=(90, "TFLOP/s")),
 }
 
 

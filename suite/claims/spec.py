@@ -131,8 +131,8 @@ class Arithmetic:
 @dataclass(frozen=True)
 class Custom:
     """Checked from stored rows by a function: "module:function"(rows) -> (value, detail) or None
-    when the rows do not decide it. rows: the latest matching run of each technique, as dicts
-    with technique, impl, case, params, metric, value, direction, run_id, gpu_name."""
+    when the rows do not decide it. rows: each case's latest matching run, for each technique, as
+    dicts with technique, impl, case, params, metric, value, direction, run_id, gpu_name."""
 
     technique: Union[str, tuple[str, ...]]
     target: str

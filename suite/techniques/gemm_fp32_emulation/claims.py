@@ -14,9 +14,11 @@ CLAIMS = (
     Claim("bf16_28x_fp32_gb200",
           "Peak BF16 matrix throughput on GB200 is roughly 28x peak FP32 matrix throughput.",
           28, "x", PAGE, "arithmetic", "GB200", SECTION, about(28),
-          Arithmetic("suite.claims.arithmetic:peak_ratio", {"gpu": "GB200", "num": "bf16", "den": "fp32"}),
+          Arithmetic("suite.claims.arithmetic:peak_ratio", {"gpu": "GB200", "num": "bf16", "den": "fp32",
+                                                            "also": "GB200-1200W"}),
           technique=T, quantity="GB200 datasheet dense BF16 / FP32 rate",
-          note="2:4-sparse BF16 would give twice the ratio; the dense rate is the honest comparison"),
+          note="the NVL72 datasheet gives 31x; the page's ~28x matches a 1,200 W GB200 (FP32 90 TFLOP/s); "
+               "2:4-sparse BF16 would double either"),
     Claim("bf16x9_net_3x_arithmetic",
           "9x the multiplies, but each is 28x cheaper -> up to ~3x net speedup.",
           3, "x", PAGE, "arithmetic", "GB200", SECTION, about(3),
@@ -35,5 +37,6 @@ CLAIMS = (
           technique=T, runs_on=("GB200", "B200"),
           analog=Selector(T, "tflops", BF16X9, case=BIG, over="cublas_fp32"),
           projection="suite.claims.projections:fp32_emulation_blackwell",
+          note="the projection agrees with suite/techniques/gemm_fp32_emulation/projection.py",
           quantity="best BF16x9 TFLOP/s / cuBLAS FP32 TFLOP/s at 8192^3"),
 )
