@@ -157,15 +157,15 @@ PAGES = ["health", "trends", "compare", "numerics", "retrieval", "claims", "cost
 def time_queries(url: str) -> dict[str, float]:
     """Seconds of the uncached db.queries calls each page issues on its first load."""
     from dashboard import verdict
-    from dashboard.health import latest_pairs
+    from dashboard.health import pairs, windows
     from db import queries as q
 
     out = {}
     t = time.perf_counter()
     runs = q.runs(url)
-    for _hw, latest, prev in latest_pairs(runs, "nightly"):
-        verdict.compare(q.run_results(url, prev["run_id"]) if prev is not None else q.run_results(url, ""),
-                        q.run_results(url, latest["run_id"]))
+    for _hw, _key, inside, before in windows(runs, "nightly"):
+        cand, base = pairs(q.result_index(url, inside + before), inside, inside + before)
+        verdict.compare(q.results_by_id(url, base), q.results_by_id(url, cand))
     out["health"] = time.perf_counter() - t
     t = time.perf_counter()
     cat = q.catalog(url)

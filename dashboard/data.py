@@ -92,3 +92,13 @@ def claims(url: str) -> pd.DataFrame:
     from db.claims import ledger
 
     return pd.DataFrame(ledger(url))
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def result_index(url: str, run_ids: tuple[str, ...]) -> pd.DataFrame:
+    return queries.result_index(url, run_ids)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def results_by_id(url: str, ids: tuple[int, ...]) -> pd.DataFrame:
+    return queries.results_by_id(url, ids)

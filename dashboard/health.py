@@ -1,32 +1,59 @@
-"""Health: per hardware, the latest run of a tier against the previous run of that tier and hardware."""
+"""Health: per hardware, every series of the latest nightly against that series' previous result.
+
+A nightly may be written as several run files (one per technique), so the "latest nightly" of a
+hardware is every run of the tier within WINDOW of its newest run; a series' candidate is its newest
+result there, its baseline the result before it, looked for back to LOOKBACK runs before the window.
+"""
 from __future__ import annotations
+
+from datetime import timedelta
 
 import pandas as pd
 
 from dashboard import data, verdict
 
+WINDOW = timedelta(hours=24)
+LOOKBACK = 10
+SERIES = ["benchmark_id", "metric", "protocol"]
 
-def latest_pairs(runs: pd.DataFrame, tier: str) -> list[tuple[str, pd.Series, pd.Series | None]]:
-    """[(hardware, latest run, previous run or None)] for runs of `tier`, one per hardware key."""
+
+def windows(runs: pd.DataFrame, tier: str) -> list[tuple[str, str, list[str], list[str]]]:
+    """[(hardware, hardware_key, run ids of the latest window, run ids of up to LOOKBACK runs before it)]."""
     out = []
     tiered = runs[runs["tier"] == tier].sort_values("started_at", ascending=False)
-    for _key, g in tiered.groupby("hardware_key", sort=False):
-        latest = g.iloc[0]
-        prev = g.iloc[1] if len(g) > 1 else None
-        out.append((latest["hardware"], latest, prev))
+    for key, g in tiered.groupby("hardware_key", sort=False):
+        newest = pd.Timestamp(g["started_at"].iloc[0])
+        inside = g[pd.to_datetime(g["started_at"]) > newest - WINDOW]
+        before = g[pd.to_datetime(g["started_at"]) <= newest - WINDOW].head(LOOKBACK)
+        out.append((g["hardware"].iloc[0], key, list(inside["run_id"]), list(before["run_id"])))
     return sorted(out, key=lambda t: t[0])
 
 
+def pairs(index: pd.DataFrame, window_runs: list[str], order: list[str]) -> tuple[list[int], list[int]]:
+    """(candidate result ids, baseline result ids) from a result_index frame, `order` listing its run
+    ids newest first: per series its newest result if that lies in the window, and the one before it."""
+    if index.empty:
+        return [], []
+    age = {r: i for i, r in enumerate(order)}
+    idx = index.assign(protocol=index["protocol"].fillna(""), _age=index["run_id"].map(age))
+    idx = idx.sort_values(["_age", "result_id"], ascending=[True, False])
+    rank = idx.groupby(SERIES, sort=False).cumcount()
+    newest = idx[(rank == 0) & idx["run_id"].isin(window_runs)]
+    prev = idx[rank == 1]
+    prev = prev[prev.set_index(SERIES).index.isin(newest.set_index(SERIES).index)]
+    return list(newest["result_id"]), list(prev["result_id"])
+
+
 def health(url: str, runs: pd.DataFrame, tier: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(counts per hardware x status, every compared series with its hardware), worst first."""
+    """(counts per hardware x status, every judged series with its hardware), worst first."""
     frames = []
-    for hardware, latest, prev in latest_pairs(runs, tier):
-        cand = data.run_results(url, latest["run_id"])
-        base = data.run_results(url, prev["run_id"]) if prev is not None else cand.iloc[0:0]
+    for hardware, key, inside, before in windows(runs, tier):
+        index = data.result_index(url, tuple(inside + before))
+        cand_ids, base_ids = pairs(index, inside, inside + before)
+        cand = data.results_by_id(url, tuple(cand_ids))
+        base = data.results_by_id(url, tuple(base_ids))
         cmp = verdict.compare(base, cand)
-        frames.append(cmp.assign(hardware=hardware, hardware_key=latest["hardware_key"],
-                                 run_id=latest["run_id"],
-                                 baseline_run=prev["run_id"] if prev is not None else None))
+        frames.append(cmp.assign(hardware=hardware, hardware_key=key))
     if not frames:
         return pd.DataFrame(columns=verdict.ORDER), pd.DataFrame(columns=verdict.COLUMNS + ["hardware"])
     series = pd.concat(frames, ignore_index=True)

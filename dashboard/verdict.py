@@ -24,7 +24,7 @@ FAILING = ("errored", "failed correctness")
 ORDER = ["failed correctness", "errored", "regressed", "improved", "stable", "insufficient data",
          "missing baseline"]
 KEY = ["technique", "impl", "case_id", "metric", "protocol"]
-COLUMNS = KEY + ["unit", "direction", "status", "baseline", "candidate", "rel_change", "p_value",
+COLUMNS = KEY + ["unit", "direction", "status", "new_failure", "baseline", "candidate", "rel_change", "p_value",
                  "n_baseline", "n_candidate", "benchmark_id", "reason"]
 
 
@@ -60,7 +60,8 @@ def mann_whitney_p(b: np.ndarray, c: np.ndarray) -> float:
     # U of the candidate: pairs with b < c, plus half of the ties.
     u = (np.searchsorted(bs, c, "left").sum() + np.searchsorted(bs, c, "right").sum()) / 2.0
     s = np.sort(np.concatenate([b, c]))
-    ties = np.diff(np.flatnonzero(np.r_[True, s[1:] != s[:-1], True]))  # sizes of runs of equal values
+    edges = np.concatenate(([True], s[1:] != s[:-1], [True]))
+    ties = np.diff(np.flatnonzero(edges))  # sizes of runs of equal values
     n = n1 + n2
     var = n1 * n2 / 12.0 * ((n + 1) - float((ties ** 3 - ties).sum()) / (n * (n - 1)))
     if var <= 0:
@@ -87,8 +88,8 @@ def _timing(row: dict, b: np.ndarray, c: np.ndarray, direction: str) -> None:
 def _error(row: dict, base: dict, cand: dict) -> None:
     b, c = base["value"], cand["value"]
     row.update(baseline=b, candidate=c, rel_change=(c - b) / b if b else math.nan)
-    tol = (cand.get("stats") or {}).get("tolerance")
-    if isinstance(tol, (int, float)) and c > tol:
+    tol = cand.get("tolerance")
+    if isinstance(tol, (int, float)) and not math.isnan(tol) and c > tol:
         row.update(status="failed correctness", reason=f"error {c:.3g} above tolerance {tol:.3g}")
     elif c > b * (1 + ACCURACY_SLACK):
         row.update(status="regressed", reason=f"error {c:.3g} above {b:.3g} x {1 + ACCURACY_SLACK}")
@@ -128,11 +129,17 @@ def judge(base: dict | None, cand: dict) -> dict:
         _error(row, base, cand)
     else:
         _retrieval(row, float(base["value"]), float(cand["value"]), cand["direction"])
+    # A failure is new unless the baseline failed the same way (a sweep's known non-finite corners).
+    row["new_failure"] = row["status"] in FAILING and not (
+        base is not None and cand["status"] != "ok" and base["status"] == cand["status"])
     return row
 
 
 def sort_worst_first(df: pd.DataFrame) -> pd.DataFrame:
-    rank = df["status"].map({s: i for i, s in enumerate(ORDER)}).fillna(len(ORDER))
+    """New failures, then regressions (largest change first), then failures the baseline had too, ..."""
+    rank = df["status"].map({s: i for i, s in enumerate(ORDER)}).fillna(len(ORDER)).astype(float)
+    known = df["status"].isin(FAILING) & ~df["new_failure"].fillna(False).astype(bool)
+    rank[known] = ORDER.index("regressed") + 0.5
     return (df.assign(_r=rank, _b=-df["rel_change"].abs().fillna(0)).sort_values(["_r", "_b"], kind="stable")
             .drop(columns=["_r", "_b"]).reset_index(drop=True))
 

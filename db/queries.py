@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import Any, Iterable, Optional
 
 import pandas as pd
-from sqlalchemy import Engine, and_, create_engine, event, func, inspect, select
+from sqlalchemy import Engine, and_, create_engine, event, func, inspect, null, select
 
 from db.engine import resolve_url
 from db.models import Benchmark, Environment, Result, Run
@@ -20,7 +20,7 @@ RUN_COLUMNS = ["run_id", "started_at", "tier", "reason", "source", "git_commit",
                "triton", "cuda", "driver", "hardware", "software"]
 CATALOG_COLUMNS = ["benchmark_id", "technique", "impl", "case_id", "metric", "unit", "direction"]
 POINT_COLUMNS = ["result_id", "benchmark_id", "technique", "impl", "case_id", "metric", "unit", "direction",
-                 "value", "status", "error", "protocol", "impl_version", "params", "samples", "stats", "run_id",
+                 "value", "status", "error", "protocol", "impl_version", "params", "samples", "tolerance", "run_id",
                  "started_at", "git_commit", "tier", "hardware_key", "software_key", "hardware", "software"]
 
 
@@ -114,11 +114,14 @@ def catalog(url: Optional[str] = None) -> pd.DataFrame:
     return _frame(url, stmt, CATALOG_COLUMNS)
 
 
-def _points_stmt():
+def _points_stmt(with_params: bool = False):
+    """Results with their benchmark, run and environment; `params` only when asked (JSON decoding is
+    most of a large page's time), and of `stats` only the accuracy tolerance."""
+    params = Result.params if with_params else null().label("params")
     return (select(Result.id, Result.benchmark_id, Benchmark.technique, Benchmark.impl, Benchmark.case_id,
                    Result.metric, Result.unit, Result.direction, Result.value, Result.status, Result.error,
-                   Result.protocol, Result.impl_version, Result.params, Result.samples, Result.stats, Run.id,
-                   Run.started_at,
+                   Result.protocol, Result.impl_version, params, Result.samples,
+                   Result.stats["tolerance"].as_float(), Run.id, Run.started_at,
                    Run.git_commit, Run.tier, Environment.hardware_key, Environment.software_key,
                    Environment.gpu_name, Environment.cpu, Environment.torch, Environment.triton,
                    Environment.cuda, Environment.driver)
@@ -167,6 +170,27 @@ def _benchmark_ids(technique: str, param: Optional[str]):
     return stmt
 
 
+def result_index(url: Optional[str], run_ids: Iterable[str]) -> pd.DataFrame:
+    """Light rows (no JSON, no dates) of every result of some runs: result_id, benchmark_id, metric,
+    protocol, status, run_id."""
+    cols = ["result_id", "benchmark_id", "metric", "protocol", "status", "run_id"]
+    run_ids = list(run_ids)
+    if "results" not in tables(url) or not run_ids:
+        return pd.DataFrame(columns=cols)
+    stmt = select(Result.id, Result.benchmark_id, Result.metric, Result.protocol, Result.status,
+                  Result.run_id).where(Result.run_id.in_(run_ids))
+    return _frame(url, stmt, cols)
+
+
+def results_by_id(url: Optional[str], ids: Iterable[int], chunk: int = 5000) -> pd.DataFrame:
+    """Full result rows (POINT_COLUMNS, without params) of the given result ids."""
+    ids = [int(i) for i in ids]
+    if "results" not in tables(url) or not ids:
+        return pd.DataFrame(columns=POINT_COLUMNS)
+    parts = [_points(url, _points_stmt().where(Result.id.in_(ids[i:i + chunk]))) for i in range(0, len(ids), chunk)]
+    return pd.concat(parts, ignore_index=True)
+
+
 def technique_results(url: Optional[str], technique: str, metrics: Iterable[str],
                       run_ids: Iterable[str] = (), param: Optional[str] = None) -> pd.DataFrame:
     """Results of a technique's metrics (optionally of some runs only, and only of benchmarks whose
@@ -176,7 +200,7 @@ def technique_results(url: Optional[str], technique: str, metrics: Iterable[str]
     ids = list(_frame(url, _benchmark_ids(technique, param), ["id"])["id"])
     if not ids:
         return pd.DataFrame(columns=POINT_COLUMNS)
-    stmt = _points_stmt().where(Result.benchmark_id.in_(ids), Result.metric.in_(list(metrics)))
+    stmt = _points_stmt(with_params=True).where(Result.benchmark_id.in_(ids), Result.metric.in_(list(metrics)))
     run_ids = list(run_ids)
     if run_ids:
         stmt = stmt.where(Result.run_id.in_(run_ids))

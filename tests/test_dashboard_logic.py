@@ -42,10 +42,10 @@ def test_mann_whitney_matches_scipy():
             mannwhitneyu(b, c, method="asymptotic").pvalue, rel=1e-9)
 
 
-def row(metric="latency_ms", value=1.0, samples=None, status="ok", direction="lower", impl="a", stats=None):
+def row(metric="latency_ms", value=1.0, samples=None, status="ok", direction="lower", impl="a", tol=None):
     return {"technique": "t", "impl": impl, "case_id": "c", "metric": metric, "protocol": "p", "unit": "ms",
             "direction": direction, "value": value, "samples": samples if samples is not None else [],
-            "stats": stats or {}, "status": status, "error": None, "benchmark_id": 1}
+            "tolerance": tol, "status": status, "error": None, "benchmark_id": 1}
 
 
 def frame(*rows):
@@ -78,7 +78,7 @@ def test_compare_error_recall_failures_and_order():
                  row("rel_err", 1e-7, impl="tol"), row(samples=[1.0] * 10, impl="gone"),
                  row(samples=[1.0] * 10, impl="err"))
     cand = frame(row("rel_err", 2e-7, [2e-7] * 3), row("recall", 0.9, direction="higher", impl="r"),
-                 row("rel_err", 5e-6, impl="tol", stats={"tolerance": 1e-6}),
+                 row("rel_err", 5e-6, impl="tol", tol=1e-6),
                  row(samples=[1.0] * 10, impl="new"), row(value=None, status="error", impl="err"))
     got = verdict.compare(base, cand).set_index("impl")
     assert got.loc["a", "status"] == "regressed"  # error doubled, beyond x1.25
@@ -149,3 +149,27 @@ def test_synthetic_large_database_small_scale(tmp_path):
     assert len(sweep) >= 1
     res = q.technique_results(url, "gemm_fp32_emulation_sweep", ["rel_err"], sweep["run_id"].iloc[:1], "exp_a")
     assert len(res) == 3 * 13 * 13
+
+
+def test_known_failures_rank_below_new_ones_and_regressions():
+    rng = np.random.default_rng(2)
+    base = frame(row(value=None, status="failed_correctness", impl="known"), row(samples=[1.0] * 10, impl="new"),
+                 row(samples=list(rng.normal(1.0, 0.01, 20)), impl="slow"))
+    cand = frame(row(value=None, status="failed_correctness", impl="known"),
+                 row(value=None, status="failed_correctness", impl="new"),
+                 row(samples=list(rng.normal(1.5, 0.01, 20)), impl="slow"))
+    got = verdict.compare(base, cand)
+    assert list(got["impl"]) == ["new", "slow", "known"]
+    assert list(got["new_failure"]) == [True, False, False]
+
+
+def test_health_pairs_each_series_with_its_previous_result():
+    from dashboard.health import pairs
+
+    # r2 is the newest run (window r2, r1), r0 older; series (1, m) in all, (2, m) only in r0 and r1,
+    # (3, m) only in r0 (not in the window: not judged).
+    idx = pd.DataFrame({"result_id": [1, 2, 3, 4, 5, 6], "benchmark_id": [1, 2, 3, 1, 2, 1],
+                        "metric": ["m"] * 6, "protocol": [None] * 6, "status": ["ok"] * 6,
+                        "run_id": ["r0", "r0", "r0", "r1", "r1", "r2"]})
+    cand, base = pairs(idx, ["r2", "r1"], ["r2", "r1", "r0"])
+    assert sorted(cand) == [5, 6] and sorted(base) == [2, 4]

@@ -263,3 +263,35 @@ def test_cost_model_shows_measured_points(probes_url, monkeypatch):
     want = summary(8000, 500, 0.5)
     assert next(m for m in at.metric if m.label == "saving").value == f"{want['saving']:.1f}x"
     assert next(m for m in at.metric if m.label == "prefill share").value == f"{want['prefill_share']:.0%}"
+
+
+def test_trends_marks_change_points_and_acknowledgements(loaded_url, monkeypatch):
+    from datetime import datetime, timezone
+
+    from db import queries
+    from db.engine import open_db
+    from db.models_ci import Acknowledgement, ChangePoint
+
+    runs = queries.runs(loaded_url)
+    smoke = runs[runs["tier"] == "smoke"].sort_values("started_at")
+    later = smoke.iloc[-1]
+    key = dict(technique="gemm_fp32_emulation", impl="cublas_fp32", case_id="m64n64k64", metric="latency_ms",
+               hardware_key=later["hardware_key"], software_key=later["software_key"], protocol="")
+    now = datetime.now(timezone.utc)
+    with open_db(loaded_url)() as s, s.begin():
+        cp = ChangePoint(**key, run_id=later["run_id"], run_started_at=later["started_at"], method="test",
+                         before_value=1.0, after_value=1.5, rel_change=0.5, kind="regression", detected_at=now)
+        s.add(cp)
+        s.flush()
+        s.add(Acknowledgement(**key, from_run_id=later["run_id"], from_started_at=later["started_at"],
+                              change_point_id=cp.id, who="tester", why="planted", created_at=now))
+    q = {"technique": "gemm_fp32_emulation", "impl": "cublas_fp32", "case": "m64n64k64", "metric": "latency_ms"}
+    at = run_page(loaded_url, "trends", monkeypatch, q)
+    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    dashes = sorted(sh["line"]["dash"] for sh in fig["layout"]["shapes"])
+    assert dashes == ["dash", "dot"]
+    texts = [a["text"] for a in fig["layout"]["annotations"]]
+    assert "change +50.0%" in texts and "ack: tester" in texts
+    at.radio(key="trend_x").set_value("commit").run()
+    assert not at.exception
+    assert len(json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["shapes"]) == 2

@@ -14,10 +14,16 @@ if runs.empty:
 tiers = sorted(runs["tier"].unique())
 want = st.query_params.get("tier", "nightly")
 tier = st.selectbox("tier", tiers, index=tiers.index(want) if want in tiers else 0,
-                    help="the latest run of this tier on each hardware, against the previous one")
+                    help="the latest runs of this tier on each hardware, each series against its previous result")
 counts, series = health(url, runs, tier)
-st.caption("Each hardware's latest run against its previous run of the same tier, series by series, with "
-           "the gate's rules (timings: Mann-Whitney p < 0.01 and a median change >= 5 %; errors: the "
+techniques = sorted(series["technique"].unique()) if not series.empty else []
+chosen = st.multiselect("techniques (none: all)", techniques, key="health_tech")
+if chosen:
+    series = series[series["technique"].isin(chosen)]
+    counts = (series.groupby(["hardware", "status"]).size().unstack(fill_value=0)
+              .reindex(columns=verdict.ORDER, fill_value=0))
+st.caption("Each hardware's latest run of the tier (with its other runs of the 24 h before it), each series "
+           "against that series' previous result on the hardware, with the gate's rules (timings: Mann-Whitney p < 0.01 and a median change >= 5 %; errors: the "
            "stored tolerance; recall: may not fall).")
 st.plotly_chart(plots.status_bars(counts), key="health_bars")
 
@@ -26,7 +32,9 @@ cols = st.columns(4)
 cols[0].metric("regressed", total["regressed"])
 cols[1].metric("improved", total["improved"])
 cols[2].metric("stable", total["stable"])
-cols[3].metric("failing", total["errored"] + total["failed correctness"])
+new = int(series["new_failure"].fillna(False).astype(bool).sum()) if not series.empty else 0
+cols[3].metric("failing", total["errored"] + total["failed correctness"], help=f"{new} of them new "
+               "(the series' previous result did not fail the same way)")
 
 worst = series[series["status"].isin(verdict.FAILING + ("regressed",))]
 st.subheader("Worst first")
@@ -34,7 +42,8 @@ if worst.empty:
     st.success("Nothing regressed or failing in the latest runs.")
 for r in worst.head(20).to_dict("records"):
     change = "" if r["rel_change"] != r["rel_change"] else f" {r['rel_change']:+.1%}"
-    label = (f"{r['status']}{change} · {r['hardware']} · {r['technique']} / {r['impl']} / "
+    known = " (also before)" if r["status"] in verdict.FAILING and not r["new_failure"] else ""
+    label = (f"{r['status']}{known}{change} · {r['hardware']} · {r['technique']} / {r['impl']} / "
              f"{r['case_id']} · {r['metric']}")
     st.page_link("views/trends.py", label=label,
                  query_params={"technique": r["technique"], "impl": r["impl"], "case": r["case_id"],
