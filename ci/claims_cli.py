@@ -57,7 +57,7 @@ def _projection(row: dict) -> str:
 def _ours(row: dict) -> str:
     parts = [_value(row) if row["value"] is not None else "", _projection(row)]
     if row["analog"] is not None:
-        parts.append(f"our analog {row['analog']:.4g}")
+        parts.append(f"our analog {row['analog']:.4g} {row.get('analog_unit') or ''}".rstrip())
     return "; ".join(p for p in parts if p)
 
 
@@ -121,7 +121,8 @@ def render_markdown(rows: list[dict], sources: dict | None = None) -> str:
         if r["detail"]:
             out.append(f"- evidence: {r['detail']}")
         if r["analog"] is not None:
-            out.append(f"- our nearest measurement: {r['analog']:.4g} ({r['analog_detail']})")
+            out.append(f"- our nearest measurement: {r['analog']:.4g} {r.get('analog_unit') or ''} "
+                       f"({r['analog_detail']})")
         p = r["projection"]
         if p:
             val = f"{p['value']:.4g} {p['unit']}" if p["value"] is not None else "none"

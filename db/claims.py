@@ -49,7 +49,7 @@ class Verdict:
             "band": c.band.describe() if c.band else None, "status": self.status, "value": self.value,
             "detail": self.detail, "evidence": self.evidence,
             "projection": None if p is None else {**asdict(p), "label": "projection"},
-            "analog": self.analog, "analog_detail": self.analog_detail,
+            "analog": self.analog, "analog_unit": c.analog_unit, "analog_detail": self.analog_detail,
         }
 
 

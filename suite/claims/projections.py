@@ -10,13 +10,13 @@ OURS = "H200"
 
 def attention_b200(analog: float | None) -> Projection:
     """B200 attention TFLOP/s if it reached the fraction of peak our best H200 dense attention does.
-    analog: our best dense attention throughput on the H200 as a fraction of its BF16 peak."""
+    analog: our best dense attention throughput on the H200 as a percentage of its BF16 peak."""
     peak = rate("B200", "bf16").value
     sources = (cite("B200", "bf16"), cite(OURS, "bf16"))
     if analog is None:
         return Projection(None, "TFLOP/s", "needs an H200 dense-attention measurement", sources)
-    return Projection(analog * peak, "TFLOP/s",
-                      f"B200 BF16 peak {peak:g} x {analog:.1%} (the fraction of H200 peak our best dense "
+    return Projection(analog / 100 * peak, "TFLOP/s",
+                      f"B200 BF16 peak {peak:g} x {analog:.1f}% (the share of H200 peak our best dense "
                       "attention reaches); FA4's Blackwell-specific gains are not in it", sources)
 
 

@@ -169,6 +169,7 @@ class Claim:
     technique: str | None = None  # technique here that measures it (or its nearest analog)
     runs_on: tuple[str, ...] = ()  # GPU-name substrings whose results count; () = any
     analog: Union[Selector, Custom, None] = None  # our nearest measurement when runs_on is absent
+    analog_unit: str = ""  # what the analog's number is ("% of H200 BF16 peak")
     projection: str | None = None  # "module:function"(analog value or None) -> Projection
     quantity: str = ""  # what the checked value is, when it is not the figure itself
     url: str | None = None
