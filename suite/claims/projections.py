@@ -49,7 +49,8 @@ def decode_ms_h200(analog: float | None, ms: float = 12.5, gpu: str = "A100-40GB
     a, ours = rate(gpu, "hbm").value, rate(OURS, "hbm").value
     return Projection(ms * a / ours, "ms/token",
                       f"{ms:g} ms x {gpu} {a:g} TB/s / H200 {ours:g} TB/s (decode streams the weights: "
-                      "time scales with bandwidth; the A100 variant is recalled, not given by the page)", (cite(gpu, "hbm"), cite(OURS, "hbm")))
+                      "time scales with bandwidth; the A100 variant is recalled, not given by the page)",
+                      (cite(gpu, "hbm"), cite(OURS, "hbm")))
 
 
 def kv_read_ratio(analog: float | None, value: float = 11.6, what: str = "") -> Projection:
