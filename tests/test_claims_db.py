@@ -125,8 +125,8 @@ def test_custom_check_over_sweep_rows(db_url):
             for eb in grid:
                 ok = lowest_valid <= ea <= 111 and lowest_valid <= eb <= 111
                 d["results"].append(dict(base, technique="gemm_fp32_emulation_sweep", impl="triton_bf16x6",
-                                         case=f"sweep_ea{ea:+d}_eb{eb:+d}", metric="within_fp32", unit="bool", direction="higher",
-                                         value=1.0 if ok else 0.0, samples=[], stats={},
+                                         case=f"sweep_ea{ea:+d}_eb{eb:+d}", metric="within_fp32", unit="bool",
+                                         direction="higher", value=1.0 if ok else 0.0, samples=[], stats={},
                                          params={"m": 256, "n": 256, "k": 256, "exp_a": ea, "exp_b": eb}))
         return d
 
