@@ -244,7 +244,13 @@ def evaluate(session: Session, claims: list[Claim] | None = None) -> list[Verdic
 
         claims = all_claims()
     seen = hardware_seen(session)
-    return [evaluate_claim(session, c, seen) for c in claims]
+    out = []
+    for c in claims:
+        try:
+            out.append(evaluate_claim(session, c, seen))
+        except Exception as exc:  # one broken check must not hide the rest of the ledger
+            out.append(Verdict(c, PENDING, detail=f"the check failed: {type(exc).__name__}: {str(exc)[:300]}"))
+    return out
 
 
 def ledger(url: str | None = None, claims: list[Claim] | None = None) -> list[dict[str, Any]]:

@@ -173,3 +173,13 @@ def test_needle_claim_from_a_real_cpu_smoke_run(db_url):
     ingest_docs(factory, [("worse", worse)])
     v = status_of(db_url, claim)
     assert v.status == NOT_REPRODUCED and v.value == pytest.approx(4 / 11)
+
+
+def test_a_broken_check_is_reported_not_fatal(db_url):
+    broken = Claim("test_broken", "s", 1, "x", "src", "authors", "any", "test", stated(1),
+                   Custom(T, "suite.claims.arithmetic:no_such_function"))
+    ingest_docs(open_db(db_url), [("h200", h200_doc())])
+    with open_db(db_url)() as s:
+        v_broken, v_ok = evaluate(s, [broken, FP32_51])
+    assert v_broken.status == PENDING and "check failed" in v_broken.detail
+    assert v_ok.status == REPRODUCED
