@@ -249,6 +249,7 @@ def evaluate(session: Session, claims: list[Claim] | None = None) -> list[Verdic
         try:
             out.append(evaluate_claim(session, c, seen))
         except Exception as exc:  # one broken check must not hide the rest of the ledger
+            session.rollback()  # PostgreSQL refuses further queries in a failed transaction
             out.append(Verdict(c, PENDING, detail=f"the check failed: {type(exc).__name__}: {str(exc)[:300]}"))
     return out
 
