@@ -66,10 +66,13 @@ def trend_figure(points: pd.DataFrame, group: str, x: str = "started_at", unit: 
             color = "#2563eb" if style == "dot" else ("#dc2626" if r.get("kind") == "regression" else "#16a34a")
             text = (f"ack: {r.get('who', '')}" if style == "dot" else
                     f"change {r.get('rel_change', 0) or 0:+.1%}")
-            if x == "commit":
-                fig.add_vline(x=pos, line_dash=style, line_color=color, annotation_text=text)
-            else:
-                fig.add_vline(x=pos.timestamp() * 1000, line_dash=style, line_color=color, annotation_text=text)
+            if x != "commit":
+                pos = (pos.tz_convert("UTC").tz_localize(None) if pos.tzinfo else pos).isoformat(sep=" ")
+            # Shapes and annotations by hand: add_vline's annotation cannot sit on a category axis.
+            fig.add_shape(type="line", xref="x", yref="paper", x0=pos, x1=pos, y0=0, y1=1,
+                          line=dict(dash=style, color=color, width=2))
+            fig.add_annotation(x=pos, y=1, xref="x", yref="paper", text=text, showarrow=False,
+                               yanchor="bottom", font=dict(color=color))
     fig.update_layout(yaxis_title=unit, xaxis_title="commit" if x == "commit" else "run time",
                       legend_title=group, margin=dict(t=30, b=30), height=480)
     if x == "commit":

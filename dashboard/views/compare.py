@@ -13,12 +13,22 @@ if runs.empty:
 
 labels = {r["run_id"]: data.run_label(r) for r in runs.to_dict("records")}
 ids = list(labels)
-cand_id = st.query_params.get("candidate", ids[0])
-cand_id = cand_id if cand_id in labels else ids[0]
+
+
+def resolve(ref):
+    """A run id from a run id, a commit (or 7+ hex prefix) or a branch: the newest match, as the gate does."""
+    if not ref or ref in labels:
+        return ref
+    commits = runs["git_commit"].fillna("").astype(str)
+    hit = runs[(commits == ref) | (commits.str.startswith(ref) & (len(ref) >= 7)) | (runs["git_branch"] == ref)]
+    return hit["run_id"].iloc[0] if len(hit) else None
+
+
+cand_id = resolve(st.query_params.get("candidate")) or ids[0]
 cand_row = runs[runs["run_id"] == cand_id].iloc[0]
 same = runs[(runs["hardware_key"] == cand_row["hardware_key"]) & (runs["tier"] == cand_row["tier"])
             & (runs["started_at"] < cand_row["started_at"])]
-base_default = st.query_params.get("baseline", same["run_id"].iloc[0] if len(same) else cand_id)
+base_default = resolve(st.query_params.get("baseline")) or (same["run_id"].iloc[0] if len(same) else cand_id)
 c1, c2 = st.columns(2)
 with c1:
     base_id = st.selectbox("baseline", ids, index=ids.index(base_default) if base_default in ids else 0,
