@@ -44,7 +44,9 @@ def run_cmd(tier: str = runners_cli.TIER, technique: Optional[list[str]] = runne
 
         [outcome] = ingest_docs(open_db(db), [(out or "run", rf.doc)])
         console.print(f"stored run {outcome.run_id} ({outcome.results} results) in {resolve_url(db)}")
-    bad = [r for r in rf.results if r["status"] in ("error", "failed_correctness")]
+    from runners.run import broken
+
+    bad = broken(rf.results)
     if bad:
         console.print(f"[red]{len(bad)} results errored or failed correctness[/red]")
         raise typer.Exit(1)

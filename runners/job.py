@@ -12,18 +12,27 @@ from runners.timing import Protocol, measure
 
 
 def impl_hash(tech, impl) -> str:
-    """sha256 (16 hex) of the implementation's file and its technique's common.py, if any."""
+    """sha256 (16 hex) of the code an implementation runs: its file, the technique folder's shared
+    modules (every file that is not another implementation's), and suite modules it references."""
     import importlib
+    from pathlib import Path
 
-    h = hashlib.sha256()
     mod = importlib.import_module(impl.target.partition(":")[0])
-    h.update(inspect.getsource(mod).encode())
-    pkg = mod.__name__.rsplit(".", 1)[0]
-    for extra in (f"{pkg}.common",):
-        try:
-            h.update(inspect.getsource(importlib.import_module(extra)).encode())
-        except (ImportError, OSError, TypeError):
-            pass
+    folder = Path(inspect.getfile(mod)).parent
+    others = {i.target.partition(":")[0].rsplit(".", 1)[-1] for i in tech.impls if i.name != impl.name}
+    own = mod.__name__.rsplit(".", 1)[-1]
+    files = {Path(inspect.getfile(mod))}
+    files.update(p for p in folder.glob("*.py") if p.stem not in others or p.stem == own)
+    for obj in vars(mod).values():  # shared code imported from other technique folders
+        name = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None)
+        if isinstance(name, str) and name.startswith("suite.techniques.") and name in sys.modules:
+            try:
+                files.add(Path(inspect.getfile(sys.modules[name])))
+            except TypeError:
+                pass
+    h = hashlib.sha256()
+    for f in sorted(files):
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -133,7 +142,10 @@ def _probe_rows(tech, impl, case, fn, device, seed0, ihash) -> list[dict]:
         m = Metric(extra["metric"], extra["unit"], extra["direction"])
         r = base_row(tech, impl, case, m, ihash)
         r["params"].update(extra.get("params", {}))
-        r.update(value=extra["value"], samples=extra.get("samples", []), stats=extra.get("stats", {}),
+        # A probe's failed_correctness is a measurement (e.g. a point outside a scheme's valid
+        # exponent range), not a broken implementation: stats["probe"] says so.
+        r.update(value=extra["value"], samples=extra.get("samples", []),
+                 stats={**extra.get("stats", {}), "probe": True},
                  status=extra.get("status", "ok"), error=extra.get("error"))
         if extra.get("case"):
             r["case"] = extra["case"]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import asdict, dataclass, field
 
 from runners.env import fingerprint, git_state
@@ -21,7 +22,15 @@ class RunOptions:
     reason: str = "manual"
     timeout_s: float = 600.0
     seed: int | None = None
-    protocol: Protocol = field(default_factory=Protocol)
+    protocol: Protocol | None = None  # default: Protocol(), or SMOKE_PROTOCOL for the smoke tier
+
+    def __post_init__(self) -> None:
+        if self.protocol is None:
+            self.protocol = SMOKE_PROTOCOL if self.tier == "smoke" else Protocol()
+
+
+# The smoke tier checks correctness on the CPU in seconds; its timings are only indicative.
+SMOKE_PROTOCOL = Protocol(target_rel_spread=0.05, max_time_s=0.25, min_reps=3, warmup_reps=1)
 
 
 def _capabilities(device: str) -> set[str]:
@@ -88,11 +97,14 @@ def execute(opts: RunOptions, out_path=None, on_result=None, progress=None) -> R
                     worker = Worker(interpret_triton=device == "cpu")
                 job = {"id": n, "technique": tech.name, "impl": impl.name, "case": case.id,
                        "device": device, "seed": seed, "protocol": asdict(opts.protocol)}
+                t0 = time.perf_counter()
                 try:
                     rows = worker.submit(job, opts.timeout_s)
                 except WorkerFailure as exc:
                     rows = rows_with_status(tech, impl, case, impl_hash(tech, impl), "error", str(exc))
                     worker = None
+                for r in rows:  # the job's whole wall time (check + timing + probe), for budgets
+                    r["stats"]["job_s"] = round(time.perf_counter() - t0, 3)
             rf.add(rows)
             if on_result:
                 on_result(rows)
@@ -103,3 +115,9 @@ def execute(opts: RunOptions, out_path=None, on_result=None, progress=None) -> R
             worker.close()
     rf.finish({"sm_clock_mhz": fingerprint().get("sm_clock_mhz")} if device == "cuda" else None)
     return rf
+
+
+def broken(results: list[dict]) -> list[dict]:
+    """Rows that make a run fail: errors, and failed correctness outside probes' measurements."""
+    return [r for r in results if r["status"] == "error"
+            or (r["status"] == "failed_correctness" and not r["stats"].get("probe"))]
