@@ -24,7 +24,10 @@ FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-backgroun
          "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
          "--window-size=1500,1100"]
 # page -> url path (Health is the app's root; its smoke tier holds the planted regression)
-PAGES = {"health": "?tier=smoke", "trends": "trends", "compare": "compare", "numerics": "numerics",
+PAGES = {"health": "?tier=smoke",
+         "trends": "trends?technique=gemm_fp32_emulation&impl=cublas_fp32,cublas_tf32&case=m8192n8192k8192"
+                   "&metric=tflops",
+         "compare": "compare", "numerics": "numerics",
          "retrieval": "retrieval", "claims": "claims", "cost-model": "cost-model"}
 # pages whose chart needs results of these techniques (absent: the page must say there are none)
 NEEDS = {"numerics": ("gemm_fp32_emulation_sweep", "exp_approx"), "retrieval": ("needle_retrieval", "mqar")}

@@ -26,7 +26,7 @@ with c1:
 t_cat = cat[cat["technique"] == technique]
 with c2:
     impls_all = sorted(t_cat["impl"].unique())
-    want = [qp["impl"]] if qp.get("impl") in impls_all else impls_all[:1]
+    want = [i for i in qp.get("impl", "").split(",") if i in impls_all] or impls_all[:1]
     impls = st.multiselect("implementations", impls_all, default=want, key="trend_impl")
 i_cat = t_cat[t_cat["impl"].isin(impls)] if impls else t_cat
 with c3:
