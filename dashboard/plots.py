@@ -90,8 +90,8 @@ def status_bars(counts: pd.DataFrame) -> go.Figure:
         if status in counts.columns:
             fig.add_trace(go.Bar(y=counts.index, x=counts[status], name=status, orientation="h",
                                  marker_color=color))
-    fig.update_layout(barmode="stack", height=120 + 40 * len(counts), margin=dict(t=30, b=30),
-                      xaxis_title="series")
+    fig.update_layout(barmode="stack", height=190 + 40 * len(counts), margin=dict(t=30, b=30),
+                      xaxis_title="series", legend=dict(orientation="h", yanchor="top", y=-0.45))
     return fig
 
 

@@ -30,8 +30,6 @@ curve = pd.DataFrame([{"prompt": p, **summary(p, generated, sparsity)} for p in 
 fig = go.Figure()
 fig.add_trace(go.Scatter(x=curve["prompt"], y=curve["saving"], mode="lines",
                          name=f"model: g={generated}, {sparsity:.0%} of keys"))
-fig.add_trace(go.Scatter(x=[prompt], y=[s["saving"]], mode="markers", marker=dict(size=14, symbol="star"),
-                         name="your workload"))
 page = pd.DataFrame([{"name": n, "prompt": p, **summary(p, g, 0.10)} for n, p, g in SHAPES])
 fig.add_trace(go.Scatter(x=page["prompt"], y=page["saving"], mode="markers+text", text=page["name"],
                          textposition="top left", name="page's workloads (own g, 10%)",
@@ -52,6 +50,8 @@ if not measured.empty and "p_prompt" in measured:
             hovertemplate="%{customdata[0]} (g=%{customdata[1]}, density %{customdata[2]}): %{y:.2f}x"))
 fig.update_layout(xaxis_type="log", xaxis_title="prompt tokens", yaxis_title="attention-work saving (x)",
                   height=480, margin=dict(t=30, b=30), legend=dict(orientation="h", y=-0.25))
+fig.add_trace(go.Scatter(x=[prompt], y=[s["saving"]], mode="markers", name="your workload",
+                         marker=dict(size=16, symbol="star", color="#f59e0b", line=dict(width=1, color="#000"))))
 st.plotly_chart(fig, key="cost_chart")
 if measured.empty:
     st.caption("No measured points yet (prefill_cost_model results: measured_saving_*).")
