@@ -295,3 +295,18 @@ def test_trends_marks_change_points_and_acknowledgements(loaded_url, monkeypatch
     at.radio(key="trend_x").set_value("commit").run()
     assert not at.exception
     assert len(json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["shapes"]) == 2
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_on_postgresql(page, pg_url, smoke_file, monkeypatch):
+    """The same pages over a real PostgreSQL database (JSONB params, timezone-aware times)."""
+    from db.validate import load_and_validate
+
+    smoke = load_and_validate(str(smoke_file))
+    ingest(pg_url, [("smoke", smoke), ("smoke-slower", slower_copy(smoke)), ("probes", probe_doc(smoke))])
+    at = run_page(pg_url, page, monkeypatch, {"tier": "smoke"} if page == "health" else None)
+    assert not at.error, [e.value for e in at.error]
+    want = {"health": 1, "trends": 1, "compare": 1, "numerics": 4, "retrieval": 3, "claims": 1, "cost_model": 2}
+    assert charts(at) == want[page]
+    if page == "health":
+        assert int(next(m for m in at.metric if m.label == "regressed").value) > 0
