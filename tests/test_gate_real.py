@@ -65,13 +65,18 @@ def _run(d: Path, out: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """Two real runs of the good kernel and one of the wrong kernel (CPU, one thread)."""
-    good = _write_tech(tmp_path_factory.mktemp("base"), GOOD)
-    wrong = _write_tech(tmp_path_factory.mktemp("pr"), WRONG)
-    out = tmp_path_factory.mktemp("runs")
-    return {"good_dir": good, "base": _run(good, out / "base.json"), "again": _run(good, out / "again.json"),
-            "wrong": _run(wrong, out / "wrong.json")}
+def runs():
+    """Two real runs of the good kernel and one of the wrong kernel (CPU, one thread). The folders are
+    private (not pytest's numbered temp folders, which a concurrent pytest session may clean up)."""
+    import shutil
+    import tempfile
+
+    top = Path(tempfile.mkdtemp(prefix="kw-gate-"))
+    good = _write_tech(top / "base", GOOD)
+    wrong = _write_tech(top / "pr", WRONG)
+    yield {"good_dir": good, "base": _run(good, top / "base.json"), "again": _run(good, top / "again.json"),
+           "wrong": _run(wrong, top / "wrong.json")}
+    shutil.rmtree(top, ignore_errors=True)
 
 
 def _gate(base, cand, tmp_path, *extra, env=None, cwd=None):
