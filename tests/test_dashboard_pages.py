@@ -6,6 +6,7 @@ import base64
 import copy
 import glob
 import json
+import math
 import uuid
 from pathlib import Path
 
@@ -83,8 +84,8 @@ def probe_doc(template: dict) -> dict:
             add("exp_approx", impl, "acc_all/all_fp32", m, ulp, {"sampling": "every fp32"}, "ulp")
     for sel in ("dense", "mean_pool"):
         for ctx in (256, 1024, 4096):
-            add("mqar", sel, f"ctx{ctx}", "recall", 1.0 if sel == "dense" else 256 / ctx, {"ctx": ctx},
-                direction="higher")
+            add("mqar", sel, f"ctx{ctx}", "recall", 1.0 if sel == "dense" else 256 / ctx,
+                {"ctx": ctx, "trained_lengths": [256, 1024]}, direction="higher")
     for p, g in ((600, 400), (8000, 500)):
         params = {"prompt": p, "generated": g, "density": 0.1}
         add("prefill_cost_model", "h200_measured", f"w_p{p}_g{g}", "measured_saving_kernel", 1.2 if p < 1000
@@ -249,6 +250,8 @@ def test_retrieval_needle_maps_and_mqar(probes_url, monkeypatch):
     z = arr(mean_pool["data"][0]["z"])
     assert len(z) == 11 and len(z[0]) == 2 and z[0][0] == 0.0 and z[1][0] == 1.0
     assert {t["name"] for t in figs[-1]["data"]} == {"dense", "mean_pool"}
+    band = figs[-1]["layout"]["shapes"][0]  # the trained lengths, in log10 units on the log axis
+    assert (band["x0"], band["x1"]) == pytest.approx((math.log10(256), math.log10(1024)))
 
 
 def test_cost_model_shows_measured_points(probes_url, monkeypatch):
@@ -310,3 +313,24 @@ def test_every_page_on_postgresql(page, pg_url, smoke_file, monkeypatch):
     assert charts(at) == want[page]
     if page == "health":
         assert int(next(m for m in at.metric if m.label == "regressed").value) > 0
+
+
+@pytest.fixture(scope="module")
+def one_run_url(tmp_path_factory, smoke_file) -> str:
+    from db.validate import load_and_validate
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('dash') / 'one.db'}"
+    ingest(url, [("smoke", load_and_validate(str(smoke_file)))])
+    return url
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_on_one_run(page, one_run_url, monkeypatch):
+    at = run_page(one_run_url, page, monkeypatch, {"tier": "smoke"} if page == "health" else None)
+    assert not at.error, [e.value for e in at.error]
+    if page == "health":  # nothing to compare with: every series lacks a baseline
+        assert {m.label: m.value for m in at.metric}["regressed"] == "0"
+        fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+        assert [t["name"] for t in fig["data"] if any(arr(t["x"]))] == ["missing baseline"]
+    if page == "compare":
+        assert any("same run" in w.value for w in at.warning)

@@ -1,4 +1,6 @@
 """Retrieval page: needle heat maps (context x depth) per selector; MQAR recall against context."""
+import math
+
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -57,4 +59,8 @@ else:
                       yaxis_range=[0, 1.05], height=420, margin=dict(t=30, b=30))
     if xcol:
         fig.update_xaxes(type="log")
+    trained = [n for ls in pts.get("p_trained_lengths", []) if isinstance(ls, list) for n in ls]
+    if trained and xcol:  # beyond the longest training length the model extrapolates (log axis: log10 units)
+        fig.add_vrect(x0=math.log10(min(trained)), x1=math.log10(max(trained)), fillcolor="#94a3b8", opacity=0.15, line_width=0,
+                      annotation_text="trained lengths", annotation_position="top left")
     st.plotly_chart(fig, key="ret_mqar_chart")
