@@ -22,6 +22,9 @@ else:
     metric = st.radio("metric", list(SWEEP_METRICS), format_func=SWEEP_METRICS.get, horizontal=True,
                       key="num_metric")
     sweep = data.with_params(data.technique_results(url, SWEEP, (metric,), (run_id,), "exp_a"))
+    if "p_exp_b" not in sweep:
+        st.info(f"This run has no {metric} rows over exp_a and exp_b.")
+        st.stop()
     sweep = sweep[sweep["p_exp_b"].notna()]
     st.caption("One cell per grid point: A's elements are ±[1, 2)·2^exp_a, B's ±[1, 2)·2^exp_b. "
                "'Within fp32 accuracy': error <= 4x the error of fp32 IEEE on the same inputs. "

@@ -21,7 +21,9 @@ else:
     default = quality.index("recall") if "recall" in quality else 0
     metric = st.selectbox("metric", quality, index=default, key="ret_metric")
     pts = data.with_params(data.technique_results(url, "needle_retrieval", (metric,), (run_id,), "depth"))
-    pts = pts[pts["status"] == "ok"]
+    pts = pts[pts["status"] == "ok"] if "p_ctx" in pts else pts.iloc[0:0]
+    if pts.empty:
+        st.info(f"This run has no {metric} rows over ctx and depth.")
     if "p_strength" in pts and pts["p_strength"].nunique() > 1:
         strengths = ["mean over all"] + sorted(pts["p_strength"].dropna().unique().tolist())
         s = st.selectbox("needle strength", strengths, key="ret_strength")
