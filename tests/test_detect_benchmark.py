@@ -1,0 +1,40 @@
+"""The detector benchmark harness on real H200 noise (small), and the committed figures' shape."""
+import json
+
+from ci.detect_bench import evaluate, noise_series, replay
+from ci.detect_core import threshold_alert, zscore_alert
+from tests.conftest import ROOT
+
+H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json"
+
+
+def test_replay_keeps_the_recorded_order_and_level():
+    import numpy as np
+
+    [ser] = [s for s in noise_series([str(H200)]) if "cublas_fp32" in s["series"]]
+    nights = replay(ser["samples"], 30, 10, np.random.default_rng(0))
+    med = float(np.median(ser["samples"]))
+    assert len(nights) == 30 and abs(float(np.median(nights)) / med - 1) < 0.01
+
+
+def test_small_benchmark_finds_big_steps_on_a_quiet_series():
+    ser = [s for s in noise_series([str(H200)]) if "cublas_fp32" in s["series"]]
+    out = evaluate(ser, steps=(0.2,), reps=2, nights=40)
+    pelt = out["pelt (ruptures)"]
+    assert pelt["steps"]["0.2"]["recall_within_2_nights"] == 1.0
+    assert pelt["false_alarms"] == 0 and pelt["clean_series_nights"] > 0
+
+
+def test_baseline_rules():
+    hist = [1.0, 1.01, 0.99, 1.0, 1.0]
+    assert threshold_alert(hist, 1.06) and not threshold_alert(hist, 1.04)
+    assert zscore_alert(hist, 1.2) and not zscore_alert(hist, 1.005)
+
+
+def test_committed_figures_cover_the_three_detectors_and_all_steps():
+    doc = json.loads((ROOT / "results/detector_benchmark.json").read_text())
+    entry = doc["by_noise_scale"]["1.0"]["all series"]
+    assert set(entry) == {"pelt (ruptures)", "conbench z-score (abs z > 5, lookback 20)", "fixed 5% vs median of last 5"}
+    for det in entry.values():
+        assert set(det["steps"]) == {"0.02", "0.05", "0.1", "0.2"}
+    assert len(doc["series"]) >= 7 and doc["between_run_drift"]
