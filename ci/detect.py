@@ -13,6 +13,7 @@ from rich.table import Table
 from sqlalchemy import select
 
 from ci.detect_core import PeltSettings, pelt_changes
+from ci.gate_mutes import matching_mute
 from ci.gate_stats import metric_kind
 from db.series import Point, SeriesKey, all_series
 
@@ -32,11 +33,12 @@ class Detected:
     kind: str  # regression | improvement | neutral
     new: bool
     acknowledged: Optional[dict]
+    muted: Optional[dict] = None  # listed, but does not fail the nightly job
 
     def as_dict(self) -> dict:
         return {"id": self.id, **self.key.as_dict(), "run_id": self.run_id, "started_at": self.started_at.isoformat(),
                 "before": self.before, "after": self.after, "rel_change": self.rel_change, "kind": self.kind,
-                "new": self.new, "acknowledged": self.acknowledged}
+                "new": self.new, "acknowledged": self.acknowledged, "muted": self.muted}
 
 
 def _aware(t: datetime) -> datetime:
@@ -116,7 +118,20 @@ def detect(session, tier: str = "nightly", techniques: Optional[list[str]] = Non
                         a.change_point_id in (None, c.id)):
                     found.append(Detected(c.id, k, run_id, c.run_started_at, c.before_value, c.after_value,
                                           c.rel_change, c.kind, False, {"who": a.who, "why": a.why, "ack_id": a.id}))
+    mutes = _mutes(session)
+    for d in found:
+        d.muted = matching_mute(d.key, mutes)
     return found
+
+
+def _mutes(session) -> list[dict]:
+    from db.models_ci import Mute
+
+    now = datetime.now(timezone.utc)
+    return [{"technique": m.technique, "impl": m.impl, "case_id": m.case_id, "metric": m.metric,
+             "hardware_key": m.hardware_key, "who": m.who, "why": m.why,
+             "until": _aware(m.until).isoformat() if m.until else None}
+            for m in session.scalars(select(Mute)) if m.until is None or _aware(m.until) > now]
 
 
 def acknowledge(session, change_point_id: int, who: str, why: str) -> int:
@@ -141,6 +156,7 @@ def table(found: list[Detected]) -> Table:
         t.add_column(col)
     for d in sorted(found, key=lambda d: (d.acknowledged is not None, d.kind != "regression", -abs(d.rel_change))):
         state = f"acknowledged by {d.acknowledged['who']}" if d.acknowledged else ("NEW" if d.new else "alerting")
+        state += f" (muted by {d.muted['who']})" if d.muted else ""
         t.add_row(str(d.id), d.key.label(), d.run_id[:12], f"{d.before:.4g}", f"{d.after:.4g}",
                   f"{d.rel_change:+.1%}", d.kind, state)
     return t
@@ -161,7 +177,7 @@ def detect_cmd(db: Optional[str] = DB, tier: str = typer.Option("nightly", "--ti
     Console().print(table(found))
     if json_out:
         json_out.write_text(json.dumps({"method": METHOD, "changes": [d.as_dict() for d in found]}, indent=1))
-    new_reg = [d for d in found if d.new and d.kind == "regression" and not d.acknowledged]
+    new_reg = [d for d in found if d.new and d.kind == "regression" and not d.acknowledged and not d.muted]
     console.print(f"{len(found)} change points, {len(new_reg)} new regressions")
     if fail_on_new and new_reg:
         raise typer.Exit(1)

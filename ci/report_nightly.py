@@ -17,7 +17,7 @@ def summarize(run_doc: dict, changes: list[Detected], failures: list[dict]) -> d
     counts: dict[str, int] = {}
     for r in run_doc["results"]:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
-    new_reg = [c for c in changes if c.new and c.kind == "regression" and not c.acknowledged]
+    new_reg = [c for c in changes if c.new and c.kind == "regression" and not c.acknowledged and not c.muted]
     alerting = [c for c in changes if not c.acknowledged]
     return {"run": run_doc["run"], "counts": counts, "new_regressions": new_reg, "alerting": alerting,
             "acknowledged": [c for c in changes if c.acknowledged], "failures": failures,
@@ -36,10 +36,12 @@ def to_markdown(s: dict) -> str:
              f"{len(s['acknowledged'])} acknowledged; method PELT (ruptures) on each series' nightly history", ""]
     if s["alerting"]:
         lines += ["### Alerting change points (worst first)", "",
-                  "| id | series | first run | before | after | change | kind | new |", "|---|---|---|---|---|---|---|---|"]
+                  "| id | series | first run | before | after | change | kind | new | muted |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for c in sorted(s["alerting"], key=lambda c: (c.kind != "regression", -abs(c.rel_change))):
             lines.append(f"| {c.id} | `{c.key.label()}` | `{c.run_id[:12]}` | {_fmt(c.before)} | {_fmt(c.after)} | "
-                         f"{c.rel_change:+.1%} | {c.kind} | {'yes' if c.new else ''} |")
+                         f"{c.rel_change:+.1%} | {c.kind} | {'yes' if c.new else ''} | "
+                         f"{(c.muted['who'] + ': ' + c.muted['why']) if c.muted else ''} |")
         lines += ["", "Acknowledge an intended change: `kwatch ack ID --who NAME --why REASON`.", ""]
     if s["failures"]:
         lines += ["### Failures", "", "| series | status | new | message |", "|---|---|---|---|"]

@@ -55,3 +55,20 @@ def test_detect_stores_changes_and_ack_rebaselines(nights, db_url, tmp_path):
     after = [c for c in json.loads(out.read_text())["changes"] if c["metric"] == "latency_ms"]
     assert len(after) == 1 and after[0]["acknowledged"]["who"] == "alice"
     assert kwatch("ack", "99999", "--who", "a", "--why", "b", "--db", db_url).returncode != 0
+
+
+def test_a_muted_series_is_listed_but_does_not_fail(nights, sqlite_url, tmp_path):
+    files = []
+    for d in nights:
+        f = tmp_path / f"{d['run']['id']}.json"
+        f.write_text(json.dumps(d))
+        files.append(str(f))
+    assert kwatch("ingest", *files, "--db", sqlite_url).returncode == 0
+    assert kwatch("mute", "add", "-t", "gemm_fp32_emulation", "-i", STEP[0], "--who", "carol",
+                  "--why", "known clock issue", "--until", "3d", "--db", sqlite_url).returncode == 0
+    out = tmp_path / "d.json"
+    p = kwatch("detect", "--db", sqlite_url, "--json", str(out), "--fail-on-new")
+    assert p.returncode == 0, p.stdout + p.stderr
+    changes = json.loads(out.read_text())["changes"]
+    assert changes and all(c["muted"]["who"] == "carol" for c in changes)
+    assert "0 new regressions" in p.stderr and "carol" in p.stdout
