@@ -21,6 +21,10 @@ def _cmd(args: list[str], cwd: str | None = None) -> str | None:
 def git_state(cwd: str | None = None) -> dict:
     """{"commit", "branch", "dirty"} of the checkout at cwd (None fields outside git)."""
     commit = _cmd(["git", "rev-parse", "HEAD"], cwd)
+    if commit is None:  # a copy without .git (a CI artifact, a device host): the job may say it
+        dirty = os.environ.get("KWATCH_GIT_DIRTY")
+        return {"commit": os.environ.get("KWATCH_GIT_COMMIT"), "branch": os.environ.get("KWATCH_GIT_BRANCH"),
+                "dirty": None if dirty is None else dirty.lower() in ("1", "true", "yes")}
     branch = _cmd(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd)
     status = _cmd(["git", "status", "--porcelain", "--untracked-files=no"], cwd)
     return {"commit": commit, "branch": branch, "dirty": bool(status) if status is not None else None}
