@@ -49,8 +49,9 @@ class Thresholds:
     min_samples: int = 5
     bootstrap: int = 2000
     suspicious_speedup: float = 10.0  # KernelBench: >10x faster is re-checked and flagged
-    # Host-timer protocols (CPU perf_counter, pytest-benchmark) drift more between runs: two back-to-back
-    # CPU runs of the same code differed by +9% (p < 1e-50) on a loaded 2-core host here.
+    # Host-timer protocols (CPU perf_counter, pytest-benchmark) drift more between runs: back-to-back
+    # CPU runs of the same code differed by +9% (p < 1e-50) and, under heavier load, +32% on a shared
+    # 2-core host here. H200 runs of the same kernels 26 minutes apart differed by at most 3.1%.
     host_min_effect: float = 0.25
 
     def for_protocol(self, protocol: str) -> "Thresholds":
