@@ -27,3 +27,14 @@ def test_h200_gemm_nightly_figures():
     autotuned = [r for r in doc["results"] if r["impl"].startswith("triton") and r["metric"] == "tflops"
                  and r["case"] == "m8192n8192k8192"]
     assert all(r["stats"]["autotune"] for r in autotuned)
+
+
+def test_h200_protocol_check_of_the_faulty_fixture():
+    """On the H200: wrong and unwritten outputs fail correctness; a crash, a hang, an exception and
+    a device-side assert become errors; the run goes on (the job after the CUDA fault is ok)."""
+    doc = load_and_validate(RESULTS.parent / "docs" / "protocol" / "h200_faulty_fixture.json")
+    assert doc["run"]["env"]["gpu_name"] == "NVIDIA H200"
+    status = {r["impl"]: r["status"] for r in doc["results"] if r["metric"] == "latency_ms"}
+    assert status == {"good": "ok", "wrong": "failed_correctness", "partial": "failed_correctness",
+                      "crash": "error", "hang": "error", "raises": "error", "cuda_fault": "error",
+                      "good_after": "ok"}
