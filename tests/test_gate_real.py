@@ -22,8 +22,8 @@ _G = "suite.techniques.gemm_fp32_emulation.reference"
 TECHNIQUE = Technique(
     name="pr_gemm", section="gate test", reference=f"{_G}:reference", make_inputs=f"{_G}:make_inputs",
     empty_output=f"{_G}:empty_output", impls=(Impl("kernel", "prtech.kernel:run", accuracy="fp32"),),
-    cases=(Case("m48n40k32", {"m": 48, "n": 40, "k": 32}, ("smoke",), seeds=2),
-           Case("m64n48k96", {"m": 64, "n": 48, "k": 96}, ("smoke",), seeds=2)),
+    cases=(Case("m48n40k32", {"m": 48, "n": 40, "k": 32}, ("nightly",), seeds=2),
+           Case("m64n48k96", {"m": 64, "n": 48, "k": 96}, ("nightly",), seeds=2)),
     tolerances={"fp32": Tolerance(f"{_G}:lowp_fp32", k=4.0)}, metrics=(LATENCY, REL_ERR))
 '''
 GOOD = '''import os
@@ -61,13 +61,13 @@ def _start(d: Path, out: Path):
     import subprocess
     import sys
 
-    args = ["run", "--tier", "smoke", "-t", "pr_gemm", "--device", "cpu", "--no-db", "--out", str(out)]
+    args = ["run", "--tier", "nightly", "-t", "pr_gemm", "--device", "cpu", "--no-db", "--out", str(out)]
     return subprocess.Popen([sys.executable, "-c", "from ci.cli import main; main()", *args], cwd=d,
                             env={**os.environ, **_env(d)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _run(d: Path, out: Path) -> Path:
-    p = kwatch("run", "--tier", "smoke", "-t", "pr_gemm", "--device", "cpu", "--no-db", "--out", str(out),
+    p = kwatch("run", "--tier", "nightly", "-t", "pr_gemm", "--device", "cpu", "--no-db", "--out", str(out),
                env=_env(d), cwd=d)
     assert out.exists(), p.stdout + p.stderr
     return out
