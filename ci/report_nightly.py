@@ -39,7 +39,7 @@ def to_markdown(s: dict) -> str:
                   "| id | series | first run | before | after | change | kind | new | muted |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for c in sorted(s["alerting"], key=lambda c: (c.kind != "regression", -abs(c.rel_change))):
-            lines.append(f"| {c.id} | `{c.key.label()}` | `{c.run_id[:12]}` | {_fmt(c.before)} | {_fmt(c.after)} | "
+            lines.append(f"| {c.id} | `{c.key.label()}` | `{c.run_id}` | {_fmt(c.before)} | {_fmt(c.after)} | "
                          f"{c.rel_change:+.1%} | {c.kind} | {'yes' if c.new else ''} | "
                          f"{(c.muted['who'] + ': ' + c.muted['why']) if c.muted else ''} |")
         lines += ["", "Acknowledge an intended change: `kwatch ack ID --who NAME --why REASON`.", ""]
@@ -51,7 +51,7 @@ def to_markdown(s: dict) -> str:
         lines.append("")
     if s["acknowledged"]:
         lines += ["### Acknowledged (re-baselined)", ""]
-        lines += [f"- `{c.key.label()}` {c.rel_change:+.1%} at `{c.run_id[:12]}`: {c.acknowledged['who']} — "
+        lines += [f"- `{c.key.label()}` {c.rel_change:+.1%} at `{c.run_id}`: {c.acknowledged['who']} — "
                   f"{c.acknowledged['why']}" for c in s["acknowledged"]] + [""]
     return "\n".join(lines)
 
