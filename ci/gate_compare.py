@@ -157,7 +157,10 @@ def judge(key: SeriesKey, base: Optional[dict], cand: dict, th: Thresholds,
         v.new_failure = base is None or base.get("status") != "error"
     elif cand["status"] == "failed_correctness":
         v.status, v.reason = "failed correctness", (cand.get("error") or "failed correctness")[:400]
-        v.new_failure = base is None or base.get("status") != "failed_correctness"
+        expected = (cand.get("stats") or {}).get("expected_failure")
+        if expected:  # kept to show the harness catches it: reported, never blocking
+            v.reason = f"expected ({expected}): {v.reason}"[:400]
+        v.new_failure = not expected and (base is None or base.get("status") != "failed_correctness")
     elif cand["status"] == "skipped":
         v.status, v.reason = "insufficient data", f"skipped: {cand.get('error') or ''}"[:400]
     elif base is None:

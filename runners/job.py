@@ -84,6 +84,8 @@ def run_job(tech, impl, case, device: str, seed0: int, proto: Protocol, cache: R
     rows: list[dict] = []
     common_stats = {"seeds": seeds, "tolerance": verdict.tolerance,
                     "lowp_errors": verdict.lowp_errors, "accuracy_class": impl.accuracy}
+    if impl.expect_failure:
+        common_stats["expected_failure"] = impl.expect_failure
     if err_metric is not None:
         r = base_row(tech, impl, case, err_metric, ihash)
         r.update(value=max(verdict.errors) if verdict.errors else None, samples=verdict.errors,
@@ -94,7 +96,7 @@ def run_job(tech, impl, case, device: str, seed0: int, proto: Protocol, cache: R
     if not verdict.ok:
         for m in timed:
             r = base_row(tech, impl, case, m, ihash)
-            r.update(status="failed_correctness", error=verdict.message)
+            r.update(status="failed_correctness", error=verdict.message, stats=dict(common_stats))
             rows.append(r)
         return rows
     # Fresh inputs for timing: a seed not used by the correctness check.

@@ -49,6 +49,9 @@ class Impl:
     accuracy: str = "default"  # key into Technique.tolerances
     graph: bool | None = None  # CUDA-graph replay: True, False, or None = when launch-bound
     note: str = ""
+    # Non-empty: known to fail correctness, kept so the harness shows it catches it (the reason).
+    # Its failure does not fail a run or block the gate; its passing would be news.
+    expect_failure: str = ""
 
 
 @dataclass(frozen=True)

@@ -72,3 +72,13 @@ def test_autotuner_choice_recorded_for_first_triton_job(tmp_path):
     [row] = [r for r in rf.results if r["metric"] == "latency_ms"]
     assert row["status"] == "ok"
     assert "BM: 32" in row["stats"]["autotune"]["triton_gemm_kernel.gemm_kernel"]
+
+
+def test_expected_failure_is_recorded_and_does_not_break_the_run():
+    from runners.run import broken
+
+    row = {"status": "failed_correctness", "stats": {"expected_failure": "fast and wrong"}}
+    assert broken([row]) == []
+    assert broken([{"status": "failed_correctness", "stats": {}}]) != []
+    assert broken([{"status": "failed_correctness", "stats": {"probe": True}}]) == []
+    assert broken([{"status": "error", "stats": {"expected_failure": "x"}}]) != []

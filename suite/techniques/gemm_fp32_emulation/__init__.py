@@ -17,9 +17,13 @@ def _square(n: int, tiers: tuple[str, ...], seeds: int = 3) -> Case:
     return Case(f"m{n}n{n}k{n}", {"m": n, "n": n, "k": n}, tiers, seeds)
 
 
-def _ours(name: str, scheme: str, note: str) -> Impl:
-    return Impl(name, f"{_PKG}.{name}:run", requires=("triton",), accuracy=scheme, note=note)
+def _ours(name: str, scheme: str, note: str, expect_failure: str = "") -> Impl:
+    return Impl(name, f"{_PKG}.{name}:run", requires=("triton",), accuracy=scheme, note=note,
+                expect_failure=expect_failure)
 
+
+# On the H200 the tensor cores' own accumulation over all of K loses fp32 accuracy (5e-5, 3e-5).
+_LONG_CHAIN = "one tensor-core accumulation over all of K is not fp32-accurate on sm_90"
 
 TECHNIQUE = Technique(
     name="gemm_fp32_emulation",
@@ -50,11 +54,14 @@ TECHNIQUE = Technique(
         _ours("triton_bf16x9_cat", "bf16x9", "bf16 planes, each step's products as two K-concatenated dots"),
         _ours("triton_bf16x6_cat", "bf16x6", "bf16 planes, each step's products as two K-concatenated dots"),
         _ours("triton_bf16x3_cat", "bf16x3", "bf16 planes, each step's products as two K-concatenated dots"),
-        _ours("triton_bf16x9_chain", "bf16x9", "bf16 planes, one tensor-core chain over all of K"),
-        _ours("triton_bf16x3_chain", "bf16x3", "bf16 planes, one tensor-core chain over all of K"),
+        _ours("triton_bf16x9_chain", "bf16x9", "bf16 planes, one tensor-core chain over all of K",
+              _LONG_CHAIN),
+        _ours("triton_bf16x3_chain", "bf16x3", "bf16 planes, one tensor-core chain over all of K",
+              _LONG_CHAIN),
         # Fast and wrong, judged in the fp32 class on purpose: the gate must mark it failed.
         Impl("cublas_bf16x9_kcat", f"{_PKG}.cublas_bf16x9_kcat:run", accuracy="fp32",
-             note="one bf16 cuBLAS GEMM over K-concatenated pieces (9K), fp32 out"),
+             note="one bf16 cuBLAS GEMM over K-concatenated pieces (9K), fp32 out",
+             expect_failure="fast and wrong: one accumulation over 9K loses fp32 accuracy"),
         # The schemes in torch (exact products, IEEE adds): the CPU reference for CI sweeps.
         *(Impl(f"torch_emul_{s}", f"{_PKG}.torch_emul_{s}:run", requires=("cpu",), accuracy=s)
           for s in ("bf16x9", "bf16x6", "bf16x3", "tf32x3")),
