@@ -22,7 +22,10 @@ def impl_hash(tech, impl) -> str:
     others = {i.target.partition(":")[0].rsplit(".", 1)[-1] for i in tech.impls if i.name != impl.name}
     own = mod.__name__.rsplit(".", 1)[-1]
     files = {Path(inspect.getfile(mod))}
-    files.update(p for p in folder.glob("*.py") if p.stem not in others or p.stem == own)
+    # The spec, oracle and claims judge the code; they are not part of it.
+    not_code = {"__init__", "reference", "claims"}
+    files.update(p for p in folder.glob("*.py")
+                 if (p.stem not in others or p.stem == own) and p.stem not in not_code)
     for obj in vars(mod).values():  # shared code imported from other technique folders
         name = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None)
         if isinstance(name, str) and name.startswith("suite.techniques.") and name in sys.modules:
