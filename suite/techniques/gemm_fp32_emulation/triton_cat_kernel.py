@@ -9,7 +9,8 @@ import triton
 import triton.language as tl
 
 from suite.techniques.gemm_fp32_emulation.common import interpreting
-from suite.techniques.gemm_fp32_emulation.triton_planes_kernel import _to_f32
+from suite.techniques.gemm_fp32_emulation.triton_planes_kernel import (_to_f32, configs_from, grouped_tile,
+                                                                     keep_listed)
 
 # Per scheme: two groups of (A plane, B plane) pairs, smallest magnitude first, hi*hi last.
 # Group sizes are powers of two (Triton tile shapes); planes are packed 2 bits a block.
@@ -57,21 +58,12 @@ _CHOICES = {
 
 
 def _configs() -> list[triton.Config]:
-    if interpreting():
-        return [triton.Config({"BM": 64, "BN": 64, "BK": 32, "GROUP_M": 4}, num_warps=4, num_stages=1)]
-    shapes = sorted({shape for choice in _CHOICES.values() for shape in choice})
-    return [triton.Config({"BM": bm, "BN": bn, "BK": bk, "GROUP_M": 8}, num_stages=s, num_warps=w)
-            for bm, bn, bk, s, w in shapes]
+    return configs_from([shape for choice in _CHOICES.values() for shape in choice], interp_bk=32)
 
 
 def _prune(configs, named_args, **kwargs):
     """The configs listed in _CHOICES for this scheme's block count."""
-    if interpreting():
-        return configs
-    want = set(_CHOICES[kwargs["NB1"] + kwargs["NB2"]])
-    keep = [c for c in configs if (c.kwargs["BM"], c.kwargs["BN"], c.kwargs["BK"], c.num_stages,
-                                   c.num_warps) in want]
-    return keep or configs[:1]
+    return keep_listed(configs, _CHOICES[kwargs["NB1"] + kwargs["NB2"]])
 
 
 @triton.autotune(configs=_configs(), key=["M", "N", "K", "NB1", "NB2"],
@@ -82,13 +74,7 @@ def cat_gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, a_plane, b_plane, sam, sak, sb
                     NB1: tl.constexpr, PA1: tl.constexpr, PB1: tl.constexpr, NB2: tl.constexpr,
                     PA2: tl.constexpr, PB2: tl.constexpr, UPCAST: tl.constexpr, BM: tl.constexpr,
                     BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr, EVEN_K: tl.constexpr):
-    pid = tl.program_id(0)
-    grid_m, grid_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
-    per_group = GROUP_M * grid_n
-    first_m = (pid // per_group) * GROUP_M
-    group_rows = min(grid_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % per_group) % group_rows
-    pid_n = (pid % per_group) // group_rows
+    pid_m, pid_n = grouped_tile(M, N, BM, BN, GROUP_M)
     rm = (pid_m * BM + tl.arange(0, BM)) % M
     rn = (pid_n * BN + tl.arange(0, BN)) % N
     acc = tl.zeros((BM, BN), dtype=tl.float32)

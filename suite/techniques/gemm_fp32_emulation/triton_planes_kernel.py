@@ -111,24 +111,44 @@ _CHOICES = {
 }
 
 
-def _configs() -> list[triton.Config]:
+@triton.jit
+def grouped_tile(M, N, BM: tl.constexpr, BN: tl.constexpr, GROUP_M: tl.constexpr):
+    """(pid_m, pid_n) of this program in grouped order: GROUP_M row blocks walk the column blocks
+    together, so B tiles stay in L2."""
+    pid = tl.program_id(0)
+    grid_m, grid_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
+    per_group = GROUP_M * grid_n
+    first_m = (pid // per_group) * GROUP_M
+    group_rows = min(grid_m - first_m, GROUP_M)
+    return first_m + (pid % per_group) % group_rows, (pid % per_group) // group_rows
+
+
+def configs_from(shapes, interp_bk: int) -> list[triton.Config]:
+    """Autotune configs for (BM, BN, BK, stages, warps) shapes; one small config when interpreting."""
     if interpreting():
-        return [triton.Config({"BM": 64, "BN": 64, "BK": 64, "GROUP_M": 4}, num_warps=4, num_stages=1)]
-    shapes = sorted({shape for choice in _CHOICES.values() for shape in choice})
+        return [triton.Config({"BM": 64, "BN": 64, "BK": interp_bk, "GROUP_M": 4}, num_warps=4, num_stages=1)]
     return [triton.Config({"BM": bm, "BN": bn, "BK": bk, "GROUP_M": 8}, num_stages=s, num_warps=w)
-            for bm, bn, bk, s, w in shapes]
+            for bm, bn, bk, s, w in sorted(set(shapes))]
+
+
+def keep_listed(configs, want) -> list:
+    """The configs whose (BM, BN, BK, stages, warps) are in `want` (the first one if none is)."""
+    if interpreting():
+        return configs
+    keep = [c for c in configs
+            if (c.kwargs["BM"], c.kwargs["BN"], c.kwargs["BK"], c.num_stages, c.num_warps) in set(want)]
+    return keep or configs[:1]
+
+
+def _configs() -> list[triton.Config]:
+    return configs_from([shape for choice in _CHOICES.values() for shape in choice], interp_bk=64)
 
 
 def _prune(configs, named_args, **kwargs):
     """The configs listed for this scheme in _CHOICES."""
-    if interpreting():
-        return configs
     key = ("tf32" if kwargs.get("TF32") else "bf16", 2 if kwargs.get("NPROD") == 3 else 3,
            bool(kwargs.get("PROMOTE", True)))
-    want = set(_CHOICES[key])
-    keep = [c for c in configs
-            if (c.kwargs["BM"], c.kwargs["BN"], c.kwargs["BK"], c.num_stages, c.num_warps) in want]
-    return keep or configs[:1]
+    return keep_listed(configs, _CHOICES[key])
 
 
 @triton.autotune(configs=_configs(), key=["M", "N", "K", "NPROD", "PROMOTE", "TF32"],
@@ -139,14 +159,7 @@ def plane_gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, a_plane, b_plane, sam, sak, 
                       NPROD: tl.constexpr, PROMOTE: tl.constexpr, UPCAST: tl.constexpr,
                       TF32: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
                       GROUP_M: tl.constexpr, EVEN_K: tl.constexpr):
-    # Grouped tile order: GROUP_M row blocks walk the column blocks together, so B tiles stay in L2.
-    pid = tl.program_id(0)
-    grid_m, grid_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
-    per_group = GROUP_M * grid_n
-    first_m = (pid // per_group) * GROUP_M
-    group_rows = min(grid_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % per_group) % group_rows
-    pid_n = (pid % per_group) // group_rows
+    pid_m, pid_n = grouped_tile(M, N, BM, BN, GROUP_M)
     rm = (pid_m * BM + tl.arange(0, BM)) % M  # wrap instead of masking rows/cols; the store masks
     rn = (pid_n * BN + tl.arange(0, BN)) % N
     rk = tl.arange(0, BK)

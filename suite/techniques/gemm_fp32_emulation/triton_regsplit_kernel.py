@@ -8,7 +8,8 @@ import triton
 import triton.language as tl
 
 from suite.techniques.gemm_fp32_emulation.common import interpreting
-from suite.techniques.gemm_fp32_emulation.triton_planes_kernel import products, round_bf16
+from suite.techniques.gemm_fp32_emulation.triton_planes_kernel import (configs_from, grouped_tile, products,
+                                                                     round_bf16)
 
 _NPROD = {"bf16x3": 3, "bf16x6": 6, "bf16x9": 9}
 
@@ -31,12 +32,8 @@ def _pieces(x, PIECES: tl.constexpr, UPCAST: tl.constexpr):
 
 
 def _configs() -> list[triton.Config]:
-    if interpreting():
-        return [triton.Config({"BM": 64, "BN": 64, "BK": 64, "GROUP_M": 4}, num_warps=4, num_stages=1)]
     # fp32 tiles in shared memory (4 bytes an element), the bf16 pieces of B staged there too.
-    shapes = [(128, 128, 32, 3), (128, 128, 64, 2)]
-    return [triton.Config({"BM": bm, "BN": bn, "BK": bk, "GROUP_M": 8}, num_stages=s, num_warps=8)
-            for bm, bn, bk, s in shapes]
+    return configs_from([(128, 128, 32, 3, 8), (128, 128, 64, 2, 8)], interp_bk=64)
 
 
 @triton.autotune(configs=_configs(), key=["M", "N", "K", "NPROD"])
@@ -47,13 +44,7 @@ def regsplit_gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, 
                          BM: tl.constexpr,
                          BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr,
                          EVEN_K: tl.constexpr):
-    pid = tl.program_id(0)
-    grid_m, grid_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
-    per_group = GROUP_M * grid_n
-    first_m = (pid // per_group) * GROUP_M
-    group_rows = min(grid_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % per_group) % group_rows
-    pid_n = (pid % per_group) // group_rows
+    pid_m, pid_n = grouped_tile(M, N, BM, BN, GROUP_M)
     rm = (pid_m * BM + tl.arange(0, BM)) % M
     rn = (pid_n * BN + tl.arange(0, BN)) % N
     rk = tl.arange(0, BK)
