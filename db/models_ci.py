@@ -30,7 +30,19 @@ class Mute(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
-class ChangePoint(Base):
+class SeriesKeyColumns:
+    """The seven columns naming a series (db.series.SeriesKey), shared by the tables below."""
+
+    technique: Mapped[str] = mapped_column(String(128))
+    impl: Mapped[str] = mapped_column(String(128))
+    case_id: Mapped[str] = mapped_column(String(256))
+    metric: Mapped[str] = mapped_column(String(64))
+    hardware_key: Mapped[str] = mapped_column(String(16))
+    software_key: Mapped[str] = mapped_column(String(16))
+    protocol: Mapped[str] = mapped_column(String(64), default="")
+
+
+class ChangePoint(SeriesKeyColumns, Base):
     """A change detected in a series' nightly history: the first run after the change."""
 
     __tablename__ = "ci_change_points"
@@ -40,13 +52,6 @@ class ChangePoint(Base):
         Index("ix_change_points_series", "technique", "impl", "case_id", "metric"),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    technique: Mapped[str] = mapped_column(String(128))
-    impl: Mapped[str] = mapped_column(String(128))
-    case_id: Mapped[str] = mapped_column(String(256))
-    metric: Mapped[str] = mapped_column(String(64))
-    hardware_key: Mapped[str] = mapped_column(String(16))
-    software_key: Mapped[str] = mapped_column(String(16))
-    protocol: Mapped[str] = mapped_column(String(64), default="")
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     run_started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     method: Mapped[str] = mapped_column(String(128))
@@ -58,19 +63,12 @@ class ChangePoint(Base):
     details: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
 
 
-class Acknowledgement(Base):
+class Acknowledgement(SeriesKeyColumns, Base):
     """A person marks a change as intended: history before from_run is no longer the baseline."""
 
     __tablename__ = "ci_acknowledgements"
     __table_args__ = (Index("ix_acks_series", "technique", "impl", "case_id", "metric"),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    technique: Mapped[str] = mapped_column(String(128))
-    impl: Mapped[str] = mapped_column(String(128))
-    case_id: Mapped[str] = mapped_column(String(256))
-    metric: Mapped[str] = mapped_column(String(64))
-    hardware_key: Mapped[str] = mapped_column(String(16))
-    software_key: Mapped[str] = mapped_column(String(16))
-    protocol: Mapped[str] = mapped_column(String(64), default="")
     from_run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     from_started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     change_point_id: Mapped[Optional[int]] = mapped_column(ForeignKey("ci_change_points.id", ondelete="SET NULL"))
