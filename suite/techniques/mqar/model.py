@@ -1,5 +1,6 @@
 """A tiny GQA attention model (RoPE, pre-norm, 2 layers) whose attention can be made block-sparse
-by any selector: each layer selects per GQA group and query block, then attends exactly."""
+by any selector: each layer selects per GQA group and query block, then attends exactly to the
+selected blocks plus a causal window of one block."""
 from __future__ import annotations
 
 import math
@@ -38,8 +39,11 @@ class Attention(nn.Module):
             fn, block, density = sparse
             sel = dense_block_mask(*fn(q, k, block, density))  # (B,Hkv,nQB,nKB)
             tok = sel.repeat_interleave(block, 2).repeat_interleave(block, 3)
-            causal = torch.ones(s, s, dtype=torch.bool, device=x.device).tril()
-            mask = (tok & causal).repeat_interleave(self.hq // self.hkv, 1)
+            dist = torch.arange(s, device=x.device)[:, None] - torch.arange(s, device=x.device)[None, :]
+            # A causal sliding window of `block` tokens is always attended (as sparse designs keep a
+            # local branch), so the token just before a block boundary is never lost.
+            local = (dist >= 0) & (dist < block)
+            mask = ((tok & (dist >= 0)) | local).repeat_interleave(self.hq // self.hkv, 1)
         o = nn.functional.scaled_dot_product_attention(
             q, k, v, attn_mask=mask, is_causal=mask is None, enable_gqa=True)
         return self.o(o.transpose(1, 2).reshape(b, s, -1))

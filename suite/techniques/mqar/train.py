@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import time
 
 import torch
@@ -22,15 +23,20 @@ def main(argv=None) -> None:
     ap.add_argument("--n-kv", type=int, default=8)
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--dim", type=int, default=128)
+    ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = ap.parse_args(argv)
     torch.manual_seed(0)
-    g = torch.Generator().manual_seed(0)
+    g = torch.Generator(device=args.device).manual_seed(0)
     lengths = [int(x) for x in args.lengths.split(",")]
     model = TinyLM(VOCAB, dim=args.dim).to(args.device)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.05)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.05)
     t0, step = time.time(), 0
     while step < args.steps and time.time() - t0 < args.seconds:
+        # Linear warm-up over 200 steps, then cosine decay over the time budget (to 5% of the peak).
+        frac = min(1.0, (time.time() - t0) / args.seconds)
+        for group in opt.param_groups:
+            group["lr"] = args.lr * min(1.0, (step + 1) / 200) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
         x, y, q = batch(args.batch, lengths[step % len(lengths)], args.n_kv, g, args.device)
         logits = model(x)
         loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-100)
@@ -40,7 +46,7 @@ def main(argv=None) -> None:
         (loss + ql).backward()
         opt.step()
         step += 1
-        if step % 100 == 0:
+        if step % 250 == 0:
             acc = (logits[q].argmax(-1) == y[q]).float().mean().item()
             print(f"step {step} {time.time() - t0:.0f}s loss {loss.item():.3f} query_acc {acc:.3f}",
                   flush=True)
