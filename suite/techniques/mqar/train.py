@@ -24,21 +24,28 @@ def main(argv=None) -> None:
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--resume", default=None, help="checkpoint to continue training from")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = ap.parse_args(argv)
     torch.manual_seed(0)
     g = torch.Generator(device=args.device).manual_seed(0)
     lengths = [int(x) for x in args.lengths.split(",")]
     model = TinyLM(VOCAB, dim=args.dim).to(args.device)
+    start = 0
+    if args.resume:  # continue from a saved checkpoint (fresh optimiser state)
+        ck = torch.load(args.resume, map_location="cpu")
+        model.load_state_dict({k: v.float() for k, v in ck["state"].items()})
+        start = ck["steps"]
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.05)
-    t0, step = time.time(), 0
+    t0, step = time.time(), start
     while step < args.steps and time.time() - t0 < args.seconds:
         # Linear warm-up over 200 steps, then cosine decay over the time budget (to 5% of the peak).
         frac = min(1.0, (time.time() - t0) / args.seconds)
         for group in opt.param_groups:
-            group["lr"] = args.lr * min(1.0, (step + 1) / 200) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
+            group["lr"] = args.lr * min(1.0, (step - start + 1) / 200) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
         x, y, q = batch(args.batch, lengths[step % len(lengths)], args.n_kv, g, args.device)
-        logits = model(x)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=args.device.startswith("cuda")):
+            logits = model(x).float()
         loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-100)
         # Up-weight the rare query positions so recall is learned, not only the filler rule.
         ql = torch.nn.functional.cross_entropy(logits[q], y[q])
