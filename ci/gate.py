@@ -74,12 +74,30 @@ def _rejudge(v: SeriesVerdict, base: dict, cand: dict, fresh: dict, th: Threshol
                 f"{c.change:+.2%}, 95% CI {c.ci_low:+.1%}..{c.ci_high:+.1%}, p={c.p_value:.2g}; first: {first}")
 
 
+def _confirm(v: SeriesVerdict, base: dict, fresh: dict, th: Thresholds) -> None:
+    """A timing regression stands only if the fresh candidate samples alone regress too."""
+    c = compare_samples(base.get("samples") or [], fresh.get("samples") or [], v.direction,
+                        th.for_protocol(v.key.protocol))
+    first = f"first measurement {v.change:+.1%} (p={v.p_value:.2g})"
+    v.remeasured = True
+    if c.outcome == "regressed":
+        v.reason = (f"confirmed on re-measurement: median change {c.change:+.2%}, 95% CI "
+                    f"{c.ci_low:+.1%}..{c.ci_high:+.1%}, p={c.p_value:.2g}; {first}")
+        return
+    v.change, v.ci, v.p_value = c.change, (c.ci_low, c.ci_high), c.p_value
+    v.candidate_value, v.n_candidate = c.median_candidate, c.n_candidate
+    v.status = c.outcome if c.outcome in ("improved", "stable") else "insufficient data"
+    v.reason = (f"not confirmed: re-measured median change {c.change:+.2%}, 95% CI "
+                f"{c.ci_low:+.1%}..{c.ci_high:+.1%}, p={c.p_value:.2g} ({c.outcome}); {first}")
+    v.flags.append(f"a regression of the first measurement ({first}) was not confirmed on re-measurement")
+
+
 def _apply_remeasure(result: GateResult, pairs_by_key: dict, cand: RunData, th: Thresholds) -> None:
     from ci.gate_remeasure import remeasure
 
     subjects = set()
     for v in result.verdicts:
-        if v.ambiguous or v.flags or (v.kind == "timing" and v.status == "improved"):
+        if v.ambiguous or v.flags or (v.kind == "timing" and v.status in ("improved", "regressed")):
             subjects.add(v.key.subject[:3])
     if not subjects:
         result.remeasure_note = "nothing needed re-measuring"
@@ -112,6 +130,8 @@ def _apply_remeasure(result: GateResult, pairs_by_key: dict, cand: RunData, th: 
         base, cand_row = pairs_by_key[v.key]
         if v.ambiguous and v.kind == "timing":
             _rejudge(v, base, cand_row, fresh, th)
+        elif v.kind == "timing" and v.status == "regressed":
+            _confirm(v, base, fresh, th)
         else:
             v.remeasured = True
             v.reason += "; re-checked on fresh inputs: correct"
