@@ -82,10 +82,12 @@ def probe_doc(template: dict) -> dict:
     for impl, ulp in (("triton_mufu", 2), ("triton_poly3", 180), ("triton_poly5", 3)):
         for m in ("ulp_max", "ulp_p99", "ulp_p50", "ulp_mean"):
             add("exp_approx", impl, "acc_all/all_fp32", m, ulp, {"sampling": "every fp32"}, "ulp")
-    for sel in ("dense", "mean_pool"):
+    for sel, dens in (("dense", 1.0), ("mean_pool", 0.1), ("mean_pool", 0.25)):
         for ctx in (256, 1024, 4096):
-            add("mqar", sel, f"ctx{ctx}", "recall", 1.0 if sel == "dense" else 256 / ctx,
-                {"ctx": ctx, "trained_lengths": [256, 1024]}, direction="higher")
+            params = {"ctx": ctx, "density": dens, "trained_lengths": [256, 1024]}
+            case = f"ctx{ctx}" if sel == "dense" else f"ctx{ctx}_d{round(dens * 100)}"
+            add("mqar", sel, case, "recall", 1.0 if sel == "dense" else dens * 256 / ctx, params, direction="higher")
+            add("mqar", sel, case, "nonquery_loss_nats", 0.73, params, "nats")
     for p, g in ((600, 400), (8000, 500)):
         params = {"prompt": p, "generated": g, "density": 0.1}
         add("prefill_cost_model", "h200_measured", f"w_p{p}_g{g}", "measured_saving_kernel", 1.2 if p < 1000
@@ -245,13 +247,21 @@ def test_numerics_maps_and_ulp_curves(probes_url, monkeypatch):
 def test_retrieval_needle_maps_and_mqar(probes_url, monkeypatch):
     at = run_page(probes_url, "retrieval", monkeypatch)
     figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    assert len(figs) == 3  # two selectors' needle maps and the MQAR curves
+    assert len(figs) == 4  # two selectors' needle maps, MQAR recall and loss
     mean_pool = next(f for f in figs if f.get("layout", {}).get("title", {}).get("text") == "triton_mean_pool")
     z = arr(mean_pool["data"][0]["z"])
     assert len(z) == 11 and len(z[0]) == 2 and z[0][0] == 0.0 and z[1][0] == 1.0
-    assert {t["name"] for t in figs[-1]["data"]} == {"dense", "mean_pool"}
-    band = figs[-1]["layout"]["shapes"][0]  # the trained lengths, in log10 units on the log axis
+    recall, loss = figs[-2], figs[-1]  # MQAR recall beside the non-query loss
+    assert {t["name"] for t in recall["data"]} == {"dense", "mean_pool"}
+    band = recall["layout"]["shapes"][0]  # the trained lengths, in log10 units on the log axis
     assert (band["x0"], band["x1"]) == pytest.approx((math.log10(256), math.log10(1024)))
+    mean_pool = next(t for t in recall["data"] if t["name"] == "mean_pool")
+    assert arr(mean_pool["y"]) == pytest.approx([0.1, 0.025, 0.00625])  # one budget, not both averaged
+    assert "nonquery_loss_nats" in loss["layout"]["yaxis"]["title"]["text"]
+    at.selectbox(key="ret_mqar_density").set_value(0.25).run()
+    figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    mean_pool = next(t for t in figs[-2]["data"] if t["name"] == "mean_pool")
+    assert arr(mean_pool["y"]) == pytest.approx([0.25, 0.0625, 0.015625])
 
 
 def test_cost_model_shows_measured_points(probes_url, monkeypatch):
@@ -309,7 +319,7 @@ def test_every_page_on_postgresql(page, pg_url, smoke_file, monkeypatch):
     ingest(pg_url, [("smoke", smoke), ("smoke-slower", slower_copy(smoke)), ("probes", probe_doc(smoke))])
     at = run_page(pg_url, page, monkeypatch, {"tier": "smoke"} if page == "health" else None)
     assert not at.error, [e.value for e in at.error]
-    want = {"health": 1, "trends": 1, "compare": 1, "numerics": 4, "retrieval": 3, "claims": 1, "cost_model": 2}
+    want = {"health": 1, "trends": 1, "compare": 1, "numerics": 4, "retrieval": 4, "claims": 1, "cost_model": 2}
     assert charts(at) == want[page]
     if page == "health":
         assert int(next(m for m in at.metric if m.label == "regressed").value) > 0

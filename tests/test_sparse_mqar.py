@@ -28,3 +28,35 @@ def test_selector_path_with_everything_kept_equals_dense():
     # A small budget changes the computation (the probe is not vacuous).
     thin = model(x, (lambda qq, kk, b, d: select("mean_pool", qq, kk, b, d), 8, 0.1))
     assert not torch.allclose(dense, thin, atol=1e-3)
+
+
+CKPT = "suite/techniques/mqar/checkpoint/mqar_tiny.pt"
+
+
+def test_committed_checkpoint_recalls_densely_and_loses_it_to_a_selector_unseen_by_the_loss():
+    """The H200-trained checkpoint, on fresh sequences here: dense recall far above chance (1/64),
+    mean-pooled selection near chance, while the loss on the other tokens barely moves."""
+    from pathlib import Path
+
+    from suite.techniques.mqar.evaluate import load, score
+
+    model = load(str(Path(__file__).resolve().parent.parent / CKPT), "cpu")
+    dense = score(model, None, 256, 8, 32, 16, 1.0, 7, "cpu")
+    thin = score(model, "mean_pool", 256, 8, 32, 16, 0.1, 7, "cpu")
+    assert dense["recall"] > 0.25 and thin["recall"] < 0.1
+    assert abs(thin["nonquery_loss_nats"] - dense["nonquery_loss_nats"]) < 0.02 * dense["nonquery_loss_nats"]
+
+
+def test_h200_mqar_run_shows_the_failure_perplexity_cannot_see():
+    import json
+    from pathlib import Path
+
+    doc = json.loads((Path(__file__).resolve().parent.parent / "results/h200/mqar_h200.json").read_text())
+    assert doc["run"]["env"]["gpu_name"] == "NVIDIA H200"
+    val = {(r["impl"], r["case"], r["metric"]): r["value"] for r in doc["results"]}
+    for ctx in (512, 1024, 2048):
+        dense_recall, dense_loss = val[("dense", f"ctx{ctx}", "recall")], val[("dense", f"ctx{ctx}", "nonquery_loss_nats")]
+        assert dense_recall > 0.3
+        for sel in ("mean_pool", "msa_index", "dhsa_chunks"):
+            assert val[(sel, f"ctx{ctx}_d10", "recall")] < dense_recall / 5
+            assert abs(val[(sel, f"ctx{ctx}_d10", "nonquery_loss_nats")] - dense_loss) < 0.01 * dense_loss

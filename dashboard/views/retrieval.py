@@ -41,28 +41,54 @@ else:
         with cols[i % 2]:
             st.plotly_chart(fig, key=f"ret_heat_{impl}")
 
-st.subheader("MQAR: recall against context length")
+st.subheader("MQAR: recall against context length, beside the loss that cannot see it")
 mqar_metrics = sorted(cat[cat["technique"] == "mqar"]["metric"].unique())
 recall_metrics = [m for m in mqar_metrics if "recall" in m] or mqar_metrics
+loss_metrics = [m for m in mqar_metrics if "loss" in m]
 mqar_runs = data.technique_runs(url, "mqar", tuple(recall_metrics)) if recall_metrics else cat.iloc[0:0]
 run_id = data.pick_run(mqar_runs, "ret_mqar_run", "MQAR run")
-if run_id is None:
-    data.empty_note("MQAR results (mqar recall)")
-else:
-    metric = st.selectbox("metric", recall_metrics, key="ret_mqar_metric")
-    pts = data.with_params(data.technique_results(url, "mqar", (metric,), (run_id,)))
-    pts = pts[pts["status"] == "ok"]
+
+
+def mqar_figure(pts, metric: str, recall: bool) -> go.Figure:
+    """One line per selector (dense included) of `metric` against context length."""
     xcol = next((c for c in ("p_ctx", "p_seq_len", "p_context", "p_n") if c in pts), None)
     fig = go.Figure()
     for impl, g in pts.groupby("impl"):
         g = g.groupby(xcol or "case_id", as_index=False)["value"].mean().sort_values(xcol or "case_id")
         fig.add_trace(go.Scatter(x=g[xcol or "case_id"], y=g["value"], mode="lines+markers", name=impl))
     fig.update_layout(xaxis_title=(xcol or "case_id").removeprefix("p_"), yaxis_title=metric,
-                      yaxis_range=[0, 1.05], height=420, margin=dict(t=30, b=30))
+                      height=420, margin=dict(t=30, b=30))
+    if recall:
+        fig.update_yaxes(range=[0, 1.05])
     if xcol:
         fig.update_xaxes(type="log")
     trained = [n for ls in pts.get("p_trained_lengths", []) if isinstance(ls, list) for n in ls]
     if trained and xcol:  # beyond the longest training length the model extrapolates (log axis: log10 units)
-        fig.add_vrect(x0=math.log10(min(trained)), x1=math.log10(max(trained)), fillcolor="#94a3b8", opacity=0.15, line_width=0,
-                      annotation_text="trained lengths", annotation_position="top left")
-    st.plotly_chart(fig, key="ret_mqar_chart")
+        fig.add_vrect(x0=math.log10(min(trained)), x1=math.log10(max(trained)), fillcolor="#94a3b8", opacity=0.15,
+                      line_width=0, annotation_text="trained lengths", annotation_position="top left")
+    return fig
+
+
+if run_id is None:
+    data.empty_note("MQAR results (mqar recall)")
+else:
+    metric = st.selectbox("metric", recall_metrics, key="ret_mqar_metric")
+    metrics = (metric, *loss_metrics)
+    pts = data.with_params(data.technique_results(url, "mqar", metrics, (run_id,)))
+    pts = pts[pts["status"] == "ok"]
+    if "p_density" in pts and pts["p_density"].nunique() > 1:
+        # Dense rows carry density 1.0; the selectors are compared at one budget at a time.
+        budgets = sorted(d for d in pts["p_density"].dropna().unique() if d < 1.0)
+        density = st.selectbox("selector density (share of causal blocks)", budgets, key="ret_mqar_density",
+                               format_func=lambda d: f"{d:.0%}")
+        pts = pts[(pts["impl"] == "dense") | (pts["p_density"] == density)]
+    cols = st.columns(2) if loss_metrics else [st.container()]
+    with cols[0]:
+        st.plotly_chart(mqar_figure(pts[pts["metric"] == metric], metric, True), key="ret_mqar_chart")
+    if loss_metrics:
+        with cols[1]:
+            lm = loss_metrics[0]
+            st.plotly_chart(mqar_figure(pts[pts["metric"] == lm], f"{lm} (non-query tokens)", False),
+                            key="ret_mqar_loss_chart")
+        st.caption("Recall falls with the selector while the loss on the other tokens does not move: "
+                   "a perplexity check cannot see this failure.")
