@@ -1,7 +1,6 @@
 """Per-series gate verdicts: timing by a noise-aware test, accuracy and recall by absolute bounds."""
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Optional
@@ -9,6 +8,7 @@ from typing import Optional
 from ci.gate_refs import RunData
 from ci.gate_stats import Comparison, Thresholds, compare_samples, metric_kind
 from db.series import SeriesKey, key_of_row
+from suite.registry import known_failure
 
 STATUSES = ("regressed", "failed correctness", "errored", "improved", "stable", "insufficient data",
             "missing baseline")
@@ -146,19 +146,6 @@ def judge_retrieval(v: SeriesVerdict, base: dict, cand: dict, eps: float = 1e-9)
         v.status, v.reason = "stable", f"{v.key.metric} unchanged at {c:.4g}"
 
 
-@functools.lru_cache(maxsize=None)
-def spec_expected_failure(technique: str, impl: str) -> str:
-    """The suite's `Impl.expect_failure` for rows written before runs recorded it ("" when unknown)."""
-    from suite.registry import get
-
-    try:
-        tech = get(technique)
-    except Exception:  # an unknown or broken technique must not break the gate
-        return ""
-    found = next((i for i in tech.impls if i.name == impl), None)
-    return found.expect_failure if found else ""
-
-
 def judge(key: SeriesKey, base: Optional[dict], cand: dict, th: Thresholds,
           other_machine: bool = False, accuracy_slack: float = 0.25) -> SeriesVerdict:
     """The verdict on one candidate row against its baseline row (None when there is none)."""
@@ -171,7 +158,7 @@ def judge(key: SeriesKey, base: Optional[dict], cand: dict, th: Thresholds,
         v.new_failure = base is None or base.get("status") != "error"
     elif cand["status"] == "failed_correctness":
         v.status, v.reason = "failed correctness", (cand.get("error") or "failed correctness")[:400]
-        expected = (cand.get("stats") or {}).get("expected_failure") or spec_expected_failure(key.technique, key.impl)
+        expected = (cand.get("stats") or {}).get("expected_failure") or known_failure(key.technique, key.impl, key.case_id)
         if expected:  # kept to show the harness catches it: reported, never blocking
             v.reason = f"expected ({expected}): {v.reason}"[:400]
         v.new_failure = not expected and (base is None or base.get("status") != "failed_correctness")

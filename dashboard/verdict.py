@@ -17,6 +17,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from suite.registry import known_failure
+
 ALPHA, MIN_EFFECT, MIN_SAMPLES, ACCURACY_SLACK = 0.01, 0.05, 5, 0.25
 ERROR_PREFIXES = ("rel_err", "abs_err", "ulp", "max_err", "mean_err")
 RETRIEVAL_PREFIXES = ("recall", "accuracy", "hit_rate", "precision", "success")
@@ -130,8 +132,11 @@ def judge(base: dict | None, cand: dict) -> dict:
     else:
         _retrieval(row, float(base["value"]), float(cand["value"]), cand["direction"])
     # A failure is new unless the baseline failed the same way (a sweep's known non-finite corners).
+    # Known-wrong implementations and probe points (e.g. sweep corners outside a scheme's range) are
+    # measurements, never new failures.
     row["new_failure"] = row["status"] in FAILING and not (
-        base is not None and cand["status"] != "ok" and base["status"] == cand["status"])
+        base is not None and cand["status"] != "ok" and base["status"] == cand["status"]) and not (
+        cand["status"] == "failed_correctness" and known_failure(cand["technique"], cand["impl"], cand["case_id"]))
     return row
 
 

@@ -1,6 +1,7 @@
 """Discovery of techniques: every package under suite/techniques exporting TECHNIQUE."""
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import pkgutil
@@ -41,3 +42,20 @@ def get(name: str) -> Technique:
     if name not in all_:
         raise KeyError(f"unknown technique {name!r}; known: {', '.join(all_) or 'none'}")
     return all_[name]
+
+
+@functools.lru_cache(maxsize=None)
+def known_failure(technique: str, impl: str, case_id: str) -> str:
+    """Why a failed row of this series is expected ("" when it is not): the impl's `expect_failure`,
+    or a probe point (a case id the technique does not declare, written by its probe), whose failed
+    correctness is a measurement. For result rows written before runs recorded either in `stats`."""
+    try:
+        tech = get(technique)
+    except Exception:  # unknown or broken technique: nothing is known about it
+        return ""
+    found = next((i for i in tech.impls if i.name == impl), None)
+    if found is not None and found.expect_failure:
+        return found.expect_failure
+    if tech.probe and case_id not in {c.id for c in tech.cases}:
+        return "probe point: its failed correctness is a measurement"
+    return ""

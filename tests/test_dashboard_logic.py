@@ -163,6 +163,22 @@ def test_known_failures_rank_below_new_ones_and_regressions():
     assert list(got["new_failure"]) == [True, False, False]
 
 
+def test_sweep_probe_points_and_known_wrong_impls_are_not_new_failures():
+    """First runs (no baseline) of rows written before stats recorded probes/expected failures."""
+    def failed(tech, impl, case):
+        return {**row(value=None, status="failed_correctness", impl=impl), "technique": tech, "case_id": case}
+
+    cand = frame(failed("gemm_fp32_emulation_sweep", "triton_bf16x6", "sweep_ea+0_eb+126"),
+                 failed("gemm_fp32_emulation", "cublas_bf16x9_kcat", "m8192n8192k8192"),
+                 failed("gemm_fp32_emulation", "cublas_fp32", "m8192n8192k8192"),
+                 failed("gemm_fp32_emulation_sweep", "triton_bf16x6", "no_such_probe_point_in_a_tech_without_probe")
+                 | {"technique": "t"})
+    new = {(r["technique"], r["impl"]): r["new_failure"] for r in verdict.compare(frame(), cand).to_dict("records")}
+    assert new == {("gemm_fp32_emulation_sweep", "triton_bf16x6"): False,
+                   ("gemm_fp32_emulation", "cublas_bf16x9_kcat"): False,
+                   ("gemm_fp32_emulation", "cublas_fp32"): True, ("t", "triton_bf16x6"): True}
+
+
 def test_health_pairs_each_series_with_its_previous_result():
     from dashboard.health import pairs
 
