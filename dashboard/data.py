@@ -78,12 +78,14 @@ def with_params(points: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([points, params], axis=1)
 
 
-def pick_run(runs: pd.DataFrame, key: str, label: str = "run"):
-    """A selectbox over runs (newest first); returns the chosen run_id or None when there are none."""
+def pick_run(runs: pd.DataFrame, key: str, label: str = "run", largest_first: bool = False):
+    """A selectbox over runs (newest first); returns the chosen run_id or None when there are none.
+    `largest_first`: preselect the run with the most results (n_results) rather than the newest."""
     if runs.empty:
         return None
     labels = {r["run_id"]: run_label(r) for r in runs.to_dict("records")}
-    return st.selectbox(label, list(labels), format_func=labels.get, key=key)
+    index = int(runs["n_results"].to_numpy().argmax()) if largest_first and "n_results" in runs else 0
+    return st.selectbox(label, list(labels), index=index, format_func=labels.get, key=key)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)

@@ -133,3 +133,34 @@ def test_page_renders_in_chromium(page, server, driver):
     out.mkdir(parents=True, exist_ok=True)
     assert driver.save_screenshot(str(out / f"{page}.png"))
     print(f"{page}: rendered in {took:.2f} s")
+
+
+def test_mqar_recall_beside_the_loss_in_chromium(server, driver):
+    """The Retrieval page's MQAR section draws recall and the non-query loss side by side."""
+    from selenium.webdriver.common.by import By
+
+    base, techniques = server
+    assert "mqar" in techniques
+    driver.get(f"{base}/retrieval")
+    wait_rendered(driver, 2)
+    t0 = time.perf_counter()
+    charts = {}
+    while time.perf_counter() - t0 < 60 and len(charts) < 2:
+        charts = {k: driver.find_elements(By.CSS_SELECTOR, f".st-key-{k} .js-plotly-plot")
+                  for k in ("ret_mqar_chart", "ret_mqar_loss_chart")}
+        charts = {k: v[0] for k, v in charts.items() if v}
+        time.sleep(0.3)
+    assert set(charts) == {"ret_mqar_chart", "ret_mqar_loss_chart"}
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", charts["ret_mqar_chart"])
+    time.sleep(1.0)
+    for el in charts.values():
+        traces = driver.execute_script("return arguments[0].data.map(t => t.name);", el)
+        assert "dense" in traces and len(traces) == 7  # dense and the six selectors
+    # The trained-lengths band and its label sit inside the data's range (log axis: range in log10 units).
+    lo, hi = driver.execute_script("return arguments[0]._fullLayout.xaxis.range;", charts["ret_mqar_chart"])
+    assert 1.5 < lo < 2.5 and 3.5 < hi < 4.0, (lo, hi)  # contexts 256..4096 and the band 256..1024
+    title = driver.execute_script("return arguments[0].layout.yaxis.title.text;", charts["ret_mqar_loss_chart"])
+    assert "nonquery_loss_nats" in title
+    out = Path(os.environ.get("KWATCH_SCREENSHOTS") or ROOT / ".pytest_cache" / "screenshots")
+    out.mkdir(parents=True, exist_ok=True)
+    assert driver.save_screenshot(str(out / "retrieval-mqar.png"))

@@ -46,7 +46,8 @@ mqar_metrics = sorted(cat[cat["technique"] == "mqar"]["metric"].unique())
 recall_metrics = [m for m in mqar_metrics if "recall" in m] or mqar_metrics
 loss_metrics = [m for m in mqar_metrics if "loss" in m]
 mqar_runs = data.technique_runs(url, "mqar", tuple(recall_metrics)) if recall_metrics else cat.iloc[0:0]
-run_id = data.pick_run(mqar_runs, "ret_mqar_run", "MQAR run")
+run_id = data.pick_run(mqar_runs, "ret_mqar_run", "MQAR run (preselected: the one with the most points)",
+                       largest_first=True)
 
 
 def mqar_figure(pts, metric: str, recall: bool) -> go.Figure:
@@ -58,14 +59,16 @@ def mqar_figure(pts, metric: str, recall: bool) -> go.Figure:
         fig.add_trace(go.Scatter(x=g[xcol or "case_id"], y=g["value"], mode="lines+markers", name=impl))
     fig.update_layout(xaxis_title=(xcol or "case_id").removeprefix("p_"), yaxis_title=metric,
                       height=420, margin=dict(t=30, b=30))
-    if recall:
-        fig.update_yaxes(range=[0, 1.05])
+    # Both from zero: a zoomed loss axis would dress a 1% difference up as a large one.
+    fig.update_yaxes(range=[0, 1.05] if recall else [0, 1.1 * float(pts["value"].max())])
     if xcol:
         fig.update_xaxes(type="log")
     trained = [n for ls in pts.get("p_trained_lengths", []) if isinstance(ls, list) for n in ls]
-    if trained and xcol:  # beyond the longest training length the model extrapolates (log axis: log10 units)
-        fig.add_vrect(x0=math.log10(min(trained)), x1=math.log10(max(trained)), fillcolor="#94a3b8", opacity=0.15,
-                      line_width=0, annotation_text="trained lengths", annotation_position="top left")
+    if trained and xcol:  # beyond the longest training length the model extrapolates
+        # On a log axis Plotly takes shapes in data units but annotations in log10 units.
+        fig.add_vrect(x0=min(trained), x1=max(trained), fillcolor="#94a3b8", opacity=0.15, line_width=0)
+        fig.add_annotation(x=math.log10(min(trained)), y=1, xref="x", yref="paper", text="trained lengths",
+                           showarrow=False, xanchor="left", yanchor="top")
     return fig
 
 
