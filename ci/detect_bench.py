@@ -1,11 +1,13 @@
 """Benchmark of the change-point detector on replayed real noise with injected steps.
 
-Noise: the raw timing samples of committed H200 result files, in their recorded order. A "night" is
-the median of `block` consecutive samples; a history of `nights` nights replays consecutive blocks
-from a random offset (wrapping around). Steps of +2%..+20% are injected at a random night; the
-detectors run online (one night at a time). Reported per detector and step size: recall within 2
-nights, recall by the end, median delay, and false alarms per 1000 series-nights (alerts on step-free
-nights: whole histories without a step and the nights before a step).
+Noise from repeated whole runs (`--runs`): each night's value is one of a series' real whole-run
+medians, drawn independently. Otherwise from the raw timing samples of committed H200 result files,
+in their recorded order: a "night" is the median of `block` consecutive samples, and a history of
+`nights` nights replays consecutive blocks from a random offset (wrapping around). Steps of
++2%..+20% are injected at a random night; the detectors run online (one night at a time). Reported
+per detector and step size: recall within 2 nights, recall by the end, median delay, and false
+alarms per 1000 series-nights (alerts on step-free nights: whole histories without a step and the
+nights before a step).
 """
 from __future__ import annotations
 
@@ -39,6 +41,41 @@ def noise_series(paths: list[str], min_samples: int = 200) -> list[dict]:
     return out
 
 
+def run_series(paths: list[str], min_runs: int = 8) -> list[dict]:
+    """Latency series across repeated whole runs: per (hardware, software, technique, impl, case,
+    protocol), the whole-run medians of every result file that holds it (series in fewer than
+    `min_runs` files are left out). The real night-to-night noise, drift between runs included."""
+    from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, key_of
+
+    groups: dict[tuple, list[float]] = {}
+    for p in paths:
+        try:
+            doc = json.loads(Path(p).read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(doc, dict) or doc.get("schema") != 1:
+            continue
+        env = doc["run"]["env"]
+        hw, sw = key_of(env, HARDWARE_KEYS), key_of(env, SOFTWARE_KEYS)
+        for r in doc["results"]:
+            v = r.get("value")
+            if r["status"] == "ok" and r["metric"] == "latency_ms" and isinstance(v, (int, float)) and v > 0:
+                key = (hw, sw, r["technique"], r["impl"], r["case"], (r.get("stats") or {}).get("protocol"))
+                groups.setdefault(key, []).append(float(v))
+    return [{"file": f"{len(v)} runs", "series": "/".join(k[2:5]), "run_values": v}
+            for k, v in sorted(groups.items(), key=lambda kv: kv[0][2:5]) if len(v) >= min_runs]
+
+
+def replay_series(ser: dict, nights: int, block: int, rng: np.random.Generator, scale: float = 1.0) -> np.ndarray:
+    """Night values of one series: drawn from its real whole runs when it has them (`run_values`,
+    independently per night), else replayed from its within-run samples (`replay`)."""
+    if "run_values" not in ser:
+        return replay(ser["samples"], nights, block, rng, scale)
+    x = np.asarray(ser["run_values"], dtype=float)
+    med = float(np.median(x))
+    return med + (rng.choice(x, nights) - med) * scale
+
+
 def replay(samples: list[float], nights: int, block: int, rng: np.random.Generator, scale: float = 1.0) -> np.ndarray:
     """Night values: medians of consecutive blocks from a random offset; residuals around the series
     median multiplied by `scale` (1 = the noise as recorded)."""
@@ -68,7 +105,7 @@ def evaluate(series: list[dict], steps=(0.02, 0.05, 0.10, 0.20), reps: int = 20,
                                                                  for s in steps}} for d in detectors}
     for ser in series:
         for _ in range(reps):
-            base = replay(ser["samples"], nights, block, rng, scale)
+            base = replay_series(ser, nights, block, rng, scale)
             cases = [(None, base)]
             for st in steps:
                 at = int(rng.integers(warmup + 10, nights - 10))
@@ -110,6 +147,12 @@ def night_noise(series: list[dict], block: int) -> list[dict]:
     """Per series: the relative spread (robust CV) of its night values, for the report."""
     out = []
     for s in series:
+        if "run_values" in s:  # one night per real run
+            v = np.asarray(s["run_values"])
+            med = float(np.median(v))
+            out.append({"series": s["series"], "file": s["file"], "samples": len(v), "nights": len(v),
+                        "night_cv_robust": float(1.4826 * np.median(np.abs(v - med)) / med)})
+            continue
         x = np.asarray(s["samples"])
         n = len(x) // block
         nights = np.median(x[: n * block].reshape(n, block), axis=1)
@@ -177,16 +220,26 @@ def between_run_drift(paths: list[str]) -> list[dict]:
 
 
 def run_benchmark(paths: list[str] | None = None, reps: int = 4, scales=(1.0, 3.0), block: int = 10,
-                  seed: int = 0, pelt: PeltSettings = PeltSettings(), processes: int = 2) -> dict:
-    """The whole benchmark over the committed H200 files: all series, and by noise bucket (series in parallel)."""
+                  seed: int = 0, pelt: PeltSettings = PeltSettings(), processes: int = 2,
+                  runs: list[str] | None = None, min_runs: int = 8) -> dict:
+    """The whole benchmark: all series, and by noise bucket (series in parallel). Noise from the
+    committed H200 files' within-run samples, or with `runs` from repeated whole runs (one night each)."""
     from multiprocessing import Pool
 
-    paths = paths or sorted(p for p in glob.glob("results/h200/*.json") if "noise" not in Path(p).name)
-    series = noise_series(paths, min_samples=block * 20)
+    if runs:
+        paths = sorted(runs)
+        series = run_series(paths, min_runs)
+        if not series:
+            raise ValueError(f"no latency series appears in {min_runs} or more of the {len(paths)} run files")
+        source = f"repeated runs: each night drawn from one of a series' {min_runs}+ real whole-run medians"
+    else:
+        paths = paths or sorted(p for p in glob.glob("results/h200/*.json") if "noise" not in Path(p).name)
+        series = noise_series(paths, min_samples=block * 20)
+        source = f"within-run samples: each night the median of {block} consecutive samples"
     noise = night_noise(series, block)
     t0 = time.time()
-    doc = {"method": __doc__.strip(), "pelt_settings": asdict(pelt), "block": block, "reps": reps,
-           "nights": 60, "files": [Path(p).name for p in paths], "series": noise,
+    doc = {"method": __doc__.strip(), "noise_source": source, "pelt_settings": asdict(pelt), "block": block,
+           "reps": reps, "nights": 60, "files": [Path(p).name for p in paths], "series": noise,
            "between_run_drift": between_run_drift(paths), "by_noise_scale": {}}
     with Pool(processes) as pool:
         for sc in scales:
@@ -204,7 +257,7 @@ def run_benchmark(paths: list[str] | None = None, reps: int = 4, scales=(1.0, 3.
 
 def to_markdown(doc: dict) -> str:
     """The benchmark's tables for docs/detector_benchmark.md."""
-    lines = []
+    lines = [f"Noise: {doc['noise_source']}.", ""] if doc.get("noise_source") else []
     for sc, entry in doc["by_noise_scale"].items():
         for bucket, res in entry.items():
             n = res.get("series", len(doc["series"])) if isinstance(res, dict) else 0
@@ -230,9 +283,20 @@ def register(app) -> None:
 
     def detect_bench_cmd(out: Path = typer.Option(Path("results/detector_benchmark.json"), "--out"),
                          md: Optional[Path] = typer.Option(None, "--markdown", help="also write the tables here"),
-                         reps: int = typer.Option(4, "--reps"), processes: int = typer.Option(2, "--processes")) -> None:
-        """Benchmark the change-point detector on replayed H200 noise with injected steps."""
-        doc = run_benchmark(reps=reps, processes=processes)
+                         reps: int = typer.Option(4, "--reps"), processes: int = typer.Option(2, "--processes"),
+                         runs: Optional[str] = typer.Option(None, "--runs", help="glob of repeated whole-run result "
+                                                            "files: replay their real run-to-run noise"),
+                         min_runs: int = typer.Option(8, "--min-runs", help="with --runs: series in fewer files are left out"),
+                         scales: str = typer.Option("1,3", "--scales", help="noise multipliers to evaluate")) -> None:
+        """Benchmark the change-point detector on replayed real noise with injected steps."""
+        files = sorted(glob.glob(runs, recursive=True)) if runs else None
+        if runs and not files:
+            raise typer.BadParameter(f"no files match {runs!r}", param_hint="--runs")
+        try:
+            doc = run_benchmark(reps=reps, processes=processes, runs=files, min_runs=min_runs,
+                                scales=tuple(float(x) for x in scales.split(",")))
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--runs") from exc
         out.write_text(json.dumps(doc, indent=1))
         if md:
             md.write_text(to_markdown(doc))

@@ -38,3 +38,46 @@ def test_committed_figures_cover_the_three_detectors_and_all_steps():
     for det in entry.values():
         assert set(det["steps"]) == {"0.02", "0.05", "0.1", "0.2"}
     assert len(doc["series"]) >= 7 and doc["between_run_drift"]
+
+
+def _run_files(tmp_path, n):
+    """n run files whose values are real H200 night medians (blocks of 20 recorded samples)."""
+    from ci.detect_bench import replay_runs
+
+    files = []
+    for i, doc in enumerate(replay_runs(json.loads(H200.read_text()), nights=n, block=20)):
+        f = tmp_path / f"run{i:02d}.json"
+        f.write_text(json.dumps(doc))
+        files.append(str(f))
+    return files
+
+
+def test_repeated_runs_give_one_night_per_run(tmp_path):
+    from ci.detect_bench import run_series, replay_series
+    import numpy as np
+
+    files = _run_files(tmp_path, 9)
+    series = run_series(files, min_runs=9)
+    doc = json.loads(H200.read_text())
+    timed = {(r["impl"], r["case"]) for r in doc["results"] if r["metric"] == "latency_ms" and r["status"] == "ok"}
+    assert len(series) == len(timed) and all(len(s["run_values"]) == 9 for s in series)
+    assert run_series(files[:5], min_runs=8) == []  # too few runs: left out, not padded
+    nights = replay_series(series[0], 50, 10, np.random.default_rng(0))
+    assert set(np.round(nights, 12)) <= set(np.round(series[0]["run_values"], 12))  # only real run values
+
+
+def test_detect_bench_on_repeated_runs_end_to_end(tmp_path):
+    from tests.conftest import kwatch
+
+    _run_files(tmp_path, 10)
+    out = tmp_path / "bench.json"
+    p = kwatch("detect-bench", "--runs", str(tmp_path / "run*.json"), "--out", str(out), "--reps", "1",
+               "--scales", "1", "--processes", "1", "--min-runs", "10")
+    assert p.returncode == 0, p.stdout + p.stderr
+    doc = json.loads(out.read_text())
+    assert doc["noise_source"].startswith("repeated runs") and len(doc["files"]) == 10
+    pelt = doc["by_noise_scale"]["1.0"]["all series"]["pelt (ruptures)"]
+    assert pelt["steps"]["0.2"]["recall_by_end"] > 0.8
+    assert "Noise: repeated runs" in p.stdout
+    bad = kwatch("detect-bench", "--runs", str(tmp_path / "nothing*.json"), "--out", str(out))
+    assert bad.returncode != 0 and "no files match" in (bad.stdout + bad.stderr)
