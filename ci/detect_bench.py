@@ -23,20 +23,28 @@ import numpy as np
 from ci.detect_core import PeltSettings, online_pelt, threshold_alert, zscore_alert
 
 
-def noise_series(paths: list[str], min_samples: int = 200) -> list[dict]:
-    """Latency series (raw samples in recorded order) of the given result files."""
+def result_docs(paths: list[str]) -> list[tuple[str, dict]]:
+    """(file name, document) of each path that holds a schema-1 result file; other JSON (e.g. a
+    microbenchmark's own format) and unreadable files are left out."""
     out = []
     for p in paths:
         try:
             doc = json.loads(Path(p).read_text())
         except (OSError, ValueError):
             continue
-        if not isinstance(doc, dict) or doc.get("schema") != 1:
-            continue  # not a result file (e.g. a microbenchmark's own format)
+        if isinstance(doc, dict) and doc.get("schema") == 1:
+            out.append((Path(p).name, doc))
+    return out
+
+
+def noise_series(paths: list[str], min_samples: int = 200) -> list[dict]:
+    """Latency series (raw samples in recorded order) of the given result files."""
+    out = []
+    for name, doc in result_docs(paths):
         for r in doc["results"]:
             s = [x for x in r.get("samples") or [] if x is not None and x > 0]
             if r["status"] == "ok" and r["metric"] == "latency_ms" and len(s) >= min_samples:
-                out.append({"file": Path(p).name, "series": f"{r['technique']}/{r['impl']}/{r['case']}",
+                out.append({"file": name, "series": f"{r['technique']}/{r['impl']}/{r['case']}",
                             "samples": s})
     return out
 
@@ -48,13 +56,7 @@ def run_series(paths: list[str], min_runs: int = 8) -> list[dict]:
     from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, key_of
 
     groups: dict[tuple, list[float]] = {}
-    for p in paths:
-        try:
-            doc = json.loads(Path(p).read_text())
-        except (OSError, ValueError):
-            continue
-        if not isinstance(doc, dict) or doc.get("schema") != 1:
-            continue
+    for _, doc in result_docs(paths):
         env = doc["run"]["env"]
         hw, sw = key_of(env, HARDWARE_KEYS), key_of(env, SOFTWARE_KEYS)
         for r in doc["results"]:
@@ -196,14 +198,7 @@ def between_run_drift(paths: list[str]) -> list[dict]:
     """|change| of whole-run latency medians between result files of one technique on one machine."""
     from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, key_of
 
-    docs = []
-    for p in paths:
-        try:
-            d = json.loads(Path(p).read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(d, dict) and d.get("schema") == 1:
-            docs.append((Path(p).name, d))
+    docs = result_docs(paths)
     out = []
     for i, (na, a) in enumerate(docs):
         for nb, b in docs[i + 1:]:
