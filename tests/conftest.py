@@ -68,6 +68,18 @@ def kwatch(*args: str, env: dict | None = None, cwd: Path | None = None, timeout
                           capture_output=True, text=True, env=full_env, cwd=cwd or ROOT, timeout=timeout)
 
 
+def write_docs(docs, folder: Path, prefix: str = "n") -> list[str]:
+    """Write result documents as `<prefix>00.json`, `<prefix>01.json`, ... in folder; their paths in order."""
+    import json
+
+    paths = []
+    for i, doc in enumerate(docs):
+        path = folder / f"{prefix}{i:02d}.json"
+        path.write_text(json.dumps(doc))
+        paths.append(str(path))
+    return paths
+
+
 @pytest.fixture(scope="session")
 def smoke_file(tmp_path_factory) -> Path:
     """A real `kwatch run --tier smoke` of gemm_fp32_emulation on this CPU, written once per session."""

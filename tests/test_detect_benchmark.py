@@ -43,13 +43,9 @@ def test_committed_figures_cover_the_three_detectors_and_all_steps():
 def _run_files(tmp_path, n):
     """n run files whose values are real H200 night medians (blocks of 20 recorded samples)."""
     from ci.detect_bench import replay_runs
+    from tests.conftest import write_docs
 
-    files = []
-    for i, doc in enumerate(replay_runs(json.loads(H200.read_text()), nights=n, block=20)):
-        f = tmp_path / f"run{i:02d}.json"
-        f.write_text(json.dumps(doc))
-        files.append(str(f))
-    return files
+    return write_docs(replay_runs(json.loads(H200.read_text()), nights=n, block=20), tmp_path, "run")
 
 
 def test_repeated_runs_give_one_night_per_run(tmp_path):

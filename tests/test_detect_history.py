@@ -6,7 +6,7 @@ import pytest
 
 from ci.detect_bench import replay_runs
 from ci.detect_core import online_pelt, pelt_changes
-from tests.conftest import ROOT, kwatch
+from tests.conftest import ROOT, kwatch, write_docs
 
 H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json"
 STEP = ("triton_dot_bf16x3", "m2048n2048k2048")
@@ -30,11 +30,7 @@ def test_pelt_finds_a_5pct_step_in_real_noise_and_nothing_in_plain_noise(nights)
 
 
 def test_detect_stores_changes_and_ack_rebaselines(nights, db_url, tmp_path):
-    files = []
-    for d in nights:
-        f = tmp_path / f"{d['run']['id']}.json"
-        f.write_text(json.dumps(d))
-        files.append(str(f))
+    files = write_docs(nights, tmp_path)
     assert kwatch("ingest", *files, "--db", db_url).returncode == 0
     out = tmp_path / "d.json"
     p = kwatch("detect", "--db", db_url, "--json", str(out), "--fail-on-new")
@@ -58,11 +54,7 @@ def test_detect_stores_changes_and_ack_rebaselines(nights, db_url, tmp_path):
 
 
 def test_a_muted_series_is_listed_but_does_not_fail(nights, sqlite_url, tmp_path):
-    files = []
-    for d in nights:
-        f = tmp_path / f"{d['run']['id']}.json"
-        f.write_text(json.dumps(d))
-        files.append(str(f))
+    files = write_docs(nights, tmp_path)
     assert kwatch("ingest", *files, "--db", sqlite_url).returncode == 0
     assert kwatch("mute", "add", "-t", "gemm_fp32_emulation", "-i", STEP[0], "--who", "carol",
                   "--why", "known clock issue", "--until", "3d", "--db", sqlite_url).returncode == 0

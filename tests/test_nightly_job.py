@@ -2,7 +2,7 @@
 import json
 
 from ci.detect_bench import replay_runs
-from tests.conftest import ROOT, kwatch
+from tests.conftest import ROOT, kwatch, write_docs
 
 H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json"
 
@@ -24,11 +24,7 @@ def test_nightly_exit_code_follows_new_regressions(sqlite_url, tmp_path):
     nights = replay_runs(json.loads(H200.read_text()), nights=13, block=20,
                          steps={("triton_dot_tf32", "m8192n8192k8192"): (99, 1.0),
                                 ("cublas_tf32", "m2048n2048k2048"): (9, 1.08)})
-    files = []
-    for d in nights:
-        f = tmp_path / f"n{len(files):02d}.json"
-        f.write_text(json.dumps(d))
-        files.append(str(f))
+    files = write_docs(nights, tmp_path)
     assert kwatch("ingest", *files[:10], "--db", sqlite_url).returncode == 0
     codes = []
     for i in (10, 11, 12):

@@ -7,6 +7,8 @@ compute-bound microbenchmark), "softmax" a row softmax of bf16 logits. Inputs ca
 """
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from suite.techniques.exp_approx.numerics import exp2_variant_torch
@@ -68,31 +70,11 @@ def _lowp(x: torch.Tensor, kind: str, terms: int, delta: float, degree: int) -> 
     return acc
 
 
-def lowp_fp32(x, kind, terms, delta) -> torch.Tensor:
-    """The kernel in fp32 torch with torch.exp2 (the accuracy class of hardware exp2)."""
-    return _lowp(x, kind, terms, delta, 0)
-
-
-def lowp_poly1(x, kind, terms, delta) -> torch.Tensor:
-    """The kernel in fp32 torch with the degree-1 polynomial exp2."""
-    return _lowp(x, kind, terms, delta, 1)
-
-
-def lowp_poly2(x, kind, terms, delta) -> torch.Tensor:
-    """The kernel in fp32 torch with the degree-2 polynomial exp2."""
-    return _lowp(x, kind, terms, delta, 2)
-
-
-def lowp_poly3(x, kind, terms, delta) -> torch.Tensor:
-    """The kernel in fp32 torch with the degree-3 polynomial exp2."""
-    return _lowp(x, kind, terms, delta, 3)
-
-
-def lowp_poly4(x, kind, terms, delta) -> torch.Tensor:
-    """The kernel in fp32 torch with the degree-4 polynomial exp2."""
-    return _lowp(x, kind, terms, delta, 4)
-
-
-def lowp_poly5(x, kind, terms, delta) -> torch.Tensor:
-    """The kernel in fp32 torch with the degree-5 polynomial exp2."""
-    return _lowp(x, kind, terms, delta, 5)
+# The kernel in fp32 torch with torch.exp2 (the accuracy class of hardware exp2), and with the
+# degree-1..5 polynomial exp2: the tolerances' low-precision runs, (x, kind, terms, delta) -> fp32.
+lowp_fp32 = functools.partial(_lowp, degree=0)
+lowp_poly1 = functools.partial(_lowp, degree=1)
+lowp_poly2 = functools.partial(_lowp, degree=2)
+lowp_poly3 = functools.partial(_lowp, degree=3)
+lowp_poly4 = functools.partial(_lowp, degree=4)
+lowp_poly5 = functools.partial(_lowp, degree=5)

@@ -22,7 +22,11 @@ from suite.techniques.sparse_selectors.common import SELECTORS, select
 
 def load(path: str, device: str) -> TinyLM:
     """The committed checkpoint as a TinyLM in fp32 on `device`."""
-    ck = torch.load(path, map_location="cpu")
+    return from_checkpoint(torch.load(path, map_location="cpu"), device)
+
+
+def from_checkpoint(ck: dict, device: str) -> TinyLM:
+    """A loaded checkpoint dict (config, fp16 state) as a TinyLM in fp32 on `device`."""
     model = TinyLM(**ck["config"])
     model.load_state_dict({k: v.float() for k, v in ck["state"].items()})
     return model.to(device).eval()
@@ -62,7 +66,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     densities = [float(d) for d in args.densities.split(",")]
     ck = torch.load(args.ckpt, map_location="cpu")
-    model = load(args.ckpt, args.device)
+    model = from_checkpoint(ck, args.device)
     n_kv = ck["train"]["n_kv"]
     ihash = hashlib.sha256(inspect.getsource(sys.modules[__name__]).encode()).hexdigest()[:16]
     rf = ResultFile(args.out, new_run("nightly", "manual", git_state(str(ROOT)),
