@@ -20,6 +20,8 @@ from typing import Optional
 
 import numpy as np
 
+from runners.resultfile import read_text
+
 from ci.detect_core import PeltSettings, online_pelt, threshold_alert, zscore_alert
 
 
@@ -29,8 +31,8 @@ def result_docs(paths: list[str]) -> list[tuple[str, dict]]:
     out = []
     for p in paths:
         try:
-            doc = json.loads(Path(p).read_text())
-        except (OSError, ValueError):
+            doc = json.loads(read_text(p))
+        except (OSError, EOFError, ValueError):
             continue
         if isinstance(doc, dict) and doc.get("schema") == 1:
             out.append((Path(p).name, doc))

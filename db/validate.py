@@ -6,6 +6,8 @@ from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 
+from runners.resultfile import read_text
+
 
 class ResultFileError(ValueError):
     """A result file that cannot be ingested; the message names the file and the field."""
@@ -42,9 +44,11 @@ def parse_time(value: str, field: str) -> datetime:
 def load_and_validate(path: str | Path) -> dict:
     """Read and validate a schema-1 result file; raise ResultFileError naming the first bad field."""
     try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise ResultFileError(f"{path}: cannot read: {exc.strerror}")
+        text = read_text(path)
+    except (OSError, EOFError) as exc:
+        raise ResultFileError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}")
+    except UnicodeDecodeError:
+        raise ResultFileError(f"{path}: not a text file (a compressed result file must end in .gz)")
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:

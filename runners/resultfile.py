@@ -1,6 +1,7 @@
 """The result file (schema 1): a JSON document rewritten atomically as results finish."""
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
@@ -51,8 +52,9 @@ class ResultFile:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".kw-", suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump(self.doc, f, allow_nan=False, default=_jsonable)
+        text = json.dumps(self.doc, allow_nan=False, default=_jsonable).encode()
+        with os.fdopen(fd, "wb") as f:
+            f.write(gzip.compress(text, mtime=0) if self.path.suffix == ".gz" else text)
         os.replace(tmp, self.path)
 
 
@@ -71,7 +73,14 @@ def finite(obj):
     return obj
 
 
+def read_text(path: str | os.PathLike) -> str:
+    """The text of a result file; a name ending in .gz is read through gzip (raises OSError)."""
+    data = Path(path).read_bytes()
+    if str(path).endswith(".gz"):
+        data = gzip.decompress(data)
+    return data.decode()
+
+
 def load(path: str | os.PathLike) -> dict:
-    """Read a result file (no validation; db.validate does that)."""
-    with open(path) as f:
-        return json.load(f)
+    """Read a result file, plain or gzip-compressed (no validation; db.validate does that)."""
+    return json.loads(read_text(path))
