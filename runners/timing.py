@@ -1,6 +1,7 @@
 """The timing protocol: warm-up, L2 flush, CUDA events or graph replay, adaptive repetitions."""
 from __future__ import annotations
 
+import gc
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -19,14 +20,17 @@ class Protocol:
     warmup_reps: int = 3
     flush_l2: bool = True
     batch: int = 10  # repetitions enqueued between host synchronisations
-    graph_below_ms: float = 0.1  # Impl(graph=None): replay a CUDA graph when a call is this short
+    # CUDA v2: Impl(graph=None) always replays a CUDA graph where the call can be captured. v1 chose by
+    # the median of 5 timed calls (graph under 0.1 ms), which flipped between runs for kernels near the
+    # cut (17 repeated H200 runs: 4 series changed protocol, so their history split into two series).
+    cuda_version: int = 2
 
     def name(self, device: str, graph: bool) -> str:
-        """e.g. "cuda-events+l2flush+graph/v1" or "cpu-perfcounter/v1"."""
+        """e.g. "cuda-events+l2flush+graph/v2" or "cpu-perfcounter/v1"."""
         if device == "cpu":
             return "cpu-perfcounter/v1"
         parts = ["cuda-events"] + (["l2flush"] if self.flush_l2 else []) + (["graph"] if graph else [])
-        return "+".join(parts) + "/v1"
+        return "+".join(parts) + f"/v{self.cuda_version}"
 
 
 def _time_cpu(fn: Callable[[], None], proto: Protocol) -> list[float]:
@@ -53,21 +57,6 @@ def _done(samples: list[float], spent_s: float, proto: Protocol) -> bool:
     return summarize(samples)["rel_spread"] < proto.target_rel_spread
 
 
-def _launch_bound(fn: Callable[[], None], proto: Protocol) -> bool:
-    """A few event-timed calls; short ones are dominated by launch overhead."""
-    import torch
-
-    times = []
-    for _ in range(5):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return sorted(times)[2] < proto.graph_below_ms
-
-
 def _capture(fn: Callable[[], None]):
     import torch
 
@@ -92,13 +81,16 @@ def _time_cuda(fn: Callable[[], None], proto: Protocol, graph: bool | None) -> t
         fn()
     torch.cuda.synchronize()
     step = fn
-    if graph is None:
-        graph = _launch_bound(fn, proto)
+    if graph is None:  # deterministic: the same impl is timed the same way in every run
+        graph = True
     if graph:
+        torch.cuda.empty_cache()  # the graph's private pool cannot reuse blocks cached by eager calls
         try:
             step = _capture(fn).replay
-        except RuntimeError:  # not capturable (host sync inside): time plain launches instead
+        except RuntimeError:  # not capturable (host sync inside, or no memory for a second pool)
             torch.cuda.synchronize()
+            gc.collect()  # drop the half-captured graph and give its pool back before timing plainly
+            torch.cuda.empty_cache()
             graph = False
     samples: list[float] = []
     spent = 0.0

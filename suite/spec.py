@@ -47,7 +47,7 @@ class Impl:
     baseline: bool = False
     requires: tuple[str, ...] = ()  # "cuda", "triton", "sm90", ...
     accuracy: str = "default"  # key into Technique.tolerances
-    graph: bool | None = None  # CUDA-graph replay: True, False, or None = when launch-bound
+    graph: bool | None = None  # CUDA-graph replay: True, False, or None = wherever capturable
     note: str = ""
     # Non-empty: known to fail correctness, kept so the harness shows it catches it (the reason).
     # Its failure does not fail a run or block the gate; its passing would be news.
