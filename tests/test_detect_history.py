@@ -64,3 +64,29 @@ def test_a_muted_series_is_listed_but_does_not_fail(nights, sqlite_url, tmp_path
     changes = json.loads(out.read_text())["changes"]
     assert changes and all(c["muted"]["who"] == "carol" for c in changes)
     assert "0 new regressions" in p.stderr and "carol" in p.stdout
+
+
+def _bimodal_runs() -> list[float]:
+    """Whole-run medians, in run order, of a series measured in 17 repeated H200 runs that settles in
+    one of two levels (+9% in 3 of 17 runs)."""
+    from ci.detect_bench import run_series
+
+    runs = sorted((ROOT / "results/h200/repeats").glob("rep_*.json.gz"))
+    ser = next(s for s in run_series([str(p) for p in runs], 17)
+               if s["series"] == "exp_approx/triton_hybrid3_f50/elem_n16m")
+    return ser["run_values"]
+
+
+def test_a_level_the_series_visited_before_is_not_a_change_but_a_new_one_is():
+    v = _bimodal_runs()
+    low, high = min(v), max(v)
+    assert high / low - 1 > 0.07  # the real second level is far above the 3% floor
+    history = v + v[:8]  # 25 real nights, both levels present
+    spell = history + [high, high * 1.002, high * 0.999]  # three nights in the known high state
+    assert pelt_changes(spell) == []
+    assert online_pelt(spell, start=len(history)) == []
+    step = history + [x * 1.05 for x in v[:6]]  # a real 5% slowdown of whatever state the night lands in
+    found = pelt_changes(step)
+    assert [c.index for c in found] == [len(history)] and found[0].rel_change > 0.03
+    never_seen = [low * (1 + 0.001 * (i % 3)) for i in range(25)] + [high] * 4  # the high level, first time
+    assert [c.index for c in pelt_changes(never_seen)] == [25]
