@@ -53,8 +53,9 @@ def ozaki_matmul(a: torch.Tensor, b: torch.Tensor, s: int, mm) -> torch.Tensor:
     for d, pairs in sorted(pairs_for(s).items(), reverse=True):
         a_cat = torch.cat([da[p - 1] for p, _ in pairs], dim=1)
         b_cat = torch.cat([db_t[q - 1] for _, q in pairs], dim=1)
-        acc += torch.ldexp(int_matmul_exact(a_cat, b_cat, mm),
-                           torch.tensor(-SLICE_BITS * d, dtype=torch.float64, device=a.device))
+        # times 2**(-7d) with a Python scalar: exact like ldexp, and no host-to-device copy of an
+        # exponent tensor, which made the whole call impossible to capture in a CUDA graph
+        acc += int_matmul_exact(a_cat, b_cat, mm) * 2.0 ** (-SLICE_BITS * d)
     return torch.ldexp(acc, (ea + eb).to(torch.float64))
 
 
