@@ -22,7 +22,7 @@ class Protocol:
     batch: int = 10  # repetitions enqueued between host synchronisations
     # CUDA v2: Impl(graph=None) always replays a CUDA graph where the call can be captured. v1 chose by
     # the median of 5 timed calls (graph under 0.1 ms), which flipped between runs for kernels near the
-    # cut (17 repeated H200 runs: 4 series changed protocol, so their history split into two series).
+    # cut (17 repeated H200 runs: 11 of 74 series changed protocol, so their history split in two).
     cuda_version: int = 2
 
     def name(self, device: str, graph: bool) -> str:

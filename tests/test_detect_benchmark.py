@@ -1,6 +1,8 @@
 """The detector benchmark harness on real H200 noise (small), and the committed figures' shape."""
 import json
 
+import pytest
+
 from ci.detect_bench import evaluate, noise_series, replay
 from ci.detect_core import threshold_alert, zscore_alert
 from tests.conftest import ROOT
@@ -77,3 +79,21 @@ def test_detect_bench_on_repeated_runs_end_to_end(tmp_path):
     assert "Noise: repeated runs" in p.stdout
     bad = kwatch("detect-bench", "--runs", str(tmp_path / "nothing*.json"), "--out", str(out))
     assert bad.returncode != 0 and "no files match" in (bad.stdout + bad.stderr)
+
+
+@pytest.mark.parametrize("name", ["detector_benchmark.json", "detector_benchmark_h200_repeats.json"])
+def test_committed_figures_are_for_the_detector_as_configured(name):
+    """Figures in docs/detector_benchmark.md come from these files: they must be re-run when a setting changes."""
+    from dataclasses import asdict
+
+    from ci.detect_core import PeltSettings
+
+    doc = json.loads((ROOT / "results" / name).read_text())
+    assert doc["pelt_settings"] == asdict(PeltSettings())
+
+
+def test_repeats_figures_use_every_committed_repeated_run():
+    doc = json.loads((ROOT / "results/detector_benchmark_h200_repeats.json").read_text())
+    committed = sorted(p.name for p in (ROOT / "results/h200/repeats").glob("rep_*.json.gz"))
+    assert doc["files"] == committed and len(committed) >= 10
+    assert doc["noise_source"].startswith("repeated runs")
