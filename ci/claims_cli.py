@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 
+from runners.resultfile import read_text
 from suite.claims.spec import STATUSES
 
 FORMATS = ("table", "json", "markdown")
@@ -142,10 +143,10 @@ def _result_files(paths: list[str]) -> tuple[list[Path], list[str]]:
         if not p.is_dir():
             files.append(p)
             continue
-        for f in sorted(p.glob("*.json")):
+        for f in sorted([*p.glob("*.json"), *p.glob("*.json.gz")]):
             try:
-                doc = json.loads(f.read_text())
-            except (OSError, json.JSONDecodeError):
+                doc = json.loads(read_text(f))
+            except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError):
                 doc = None
             if isinstance(doc, dict) and "schema" in doc:
                 files.append(f)

@@ -52,3 +52,16 @@ def test_results_folder_skips_json_that_is_not_a_result_file(tmp_path):
     bad.write_text('{"schema": 1, "run": {}}')
     proc = kwatch("claims", "--results", str(tmp_path))
     assert proc.returncode == 2 and "broken.json" in proc.stderr
+
+
+def test_results_folder_reads_compressed_result_files(tmp_path):
+    import gzip
+
+    (tmp_path / "a_run.json.gz").write_bytes(gzip.compress(H200_FILE.read_bytes()))
+    plain = kwatch("claims", "--results", str(H200_FILE), "--format", "markdown")
+    packed = kwatch("claims", "--results", str(tmp_path), "--format", "markdown")
+    assert packed.returncode == 0, packed.stderr
+    assert "a_run.json.gz" in packed.stdout and "Skipped" not in packed.stdout
+    # the same measurements give the same verdicts whether the file is compressed or not
+    verdicts = lambda out: [l for l in out.splitlines() if l.startswith("|")]
+    assert verdicts(packed.stdout) == verdicts(plain.stdout) and verdicts(plain.stdout)
