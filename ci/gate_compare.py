@@ -92,7 +92,22 @@ def judge_timing(v: SeriesVerdict, base: dict, cand: dict, th: Thresholds) -> Co
     if speedup is not None and speedup > th.suspicious_speedup:
         v.flags.append(f"suspicious speedup {speedup:.1f}x (> {th.suspicious_speedup:.0f}x): "
                        "correctness must be re-checked on fresh inputs")
+    for side, row in (("baseline", base), ("candidate", cand)):
+        drop = clock_drop(row)
+        if drop:
+            v.flags.append(f"SM clock fell during the {side}'s measurement ({drop[0]:.0f} -> {drop[1]:.0f} MHz): "
+                           "the GPU throttled, so part of a difference may be the clock, not the code")
     return c
+
+
+def clock_drop(row: dict, tolerance: float = 0.03) -> Optional[tuple[float, float]]:
+    """(clock before, clock after) in MHz when the SM clock fell by more than `tolerance` while the
+    row was measured (power or thermal throttling), else None. Rows without clocks (CPU) give None."""
+    st = row.get("stats") or {}
+    before, after = _finite(st.get("sm_clock_before_mhz")), _finite(st.get("sm_clock_after_mhz"))
+    if before and after and after < before * (1 - tolerance):
+        return before, after
+    return None
 
 
 def judge_error(v: SeriesVerdict, base: dict, cand: dict, slack: float) -> None:
