@@ -40,7 +40,7 @@ def failures_of(session, doc: dict) -> list[dict]:
 def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[list[str]] = None) -> tuple[dict, int]:
     """Ingest a nightly document, detect, write nightly.md / nightly.html / nightly.json; (summary, exit code)."""
     from ci.detect import detect
-    from ci.report_nightly import summarize, to_html, to_markdown
+    from ci.report_nightly import summarize, to_html, to_markdown, too_noisy
     from db.engine import open_db
     from db.ingest import ingest_doc
     from db.series import all_series
@@ -53,17 +53,18 @@ def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[li
         changes = detect(s, doc["run"]["tier"], techniques)
         failures = failures_of(s, doc)
     console.print(f"[bold]detected[/bold] {len(changes)} change points")
-    summary = summarize(doc, changes, failures)
-    md = to_markdown(summary)
     with factory() as s:
         series = all_series(s, doc["run"]["tier"], techniques or None, with_samples=False)
+    summary = summarize(doc, changes, failures, too_noisy(series))
+    md = to_markdown(summary)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "nightly.md").write_text(md)
     (out_dir / "nightly.html").write_text(to_html(summary, md, series, changes))
     (out_dir / "nightly.json").write_text(json.dumps(
         {"run_id": doc["run"]["id"], "counts": summary["counts"],
          "new_regressions": [c.as_dict() for c in summary["new_regressions"]],
-         "alerting": [c.as_dict() for c in summary["alerting"]], "failures": failures}, indent=1, default=str))
+         "alerting": [c.as_dict() for c in summary["alerting"]], "failures": failures,
+         "too_noisy": summary["too_noisy"]}, indent=1, default=str))
     console.print(f"[bold]report[/bold] {out_dir / 'nightly.md'}, {out_dir / 'nightly.html'}")
     code = 1 if summary["new_regressions"] or summary["new_failures"] else 0
     return summary, code

@@ -12,7 +12,26 @@ def _fmt(x) -> str:
     return "—" if x is None else (f"{x:.4g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3e}")
 
 
-def summarize(run_doc: dict, changes: list[Detected], failures: list[dict]) -> dict:
+def too_noisy(series: dict[SeriesKey, list[Point]], step: float = 0.05, window: int = 20,
+              min_nights: int = 8) -> list[dict]:
+    """Timing series whose last `window` nights scatter too much for a `step` change to be found
+    within 2 nights (resolvable step above it), noisiest first."""
+    from ci.detect_core import night_cv, resolvable_step
+
+    out = []
+    for key, pts in series.items():
+        vals = [p.value for p in pts if p.status == "ok" and p.value is not None and p.value > 0][-window:]
+        if key.metric != "latency_ms" or len(vals) < min_nights:
+            continue
+        res = resolvable_step(vals)
+        if res > step:
+            out.append({"series": key.label(), "protocol": key.protocol, "nights": len(vals),
+                        "night_cv": night_cv(vals), "resolvable_step": res})
+    return sorted(out, key=lambda d: -d["night_cv"])
+
+
+def summarize(run_doc: dict, changes: list[Detected], failures: list[dict],
+              noisy: list[dict] | None = None) -> dict:
     """Counts and lists the two renderings share."""
     counts: dict[str, int] = {}
     for r in run_doc["results"]:
@@ -21,7 +40,7 @@ def summarize(run_doc: dict, changes: list[Detected], failures: list[dict]) -> d
     alerting = [c for c in changes if not c.acknowledged]
     return {"run": run_doc["run"], "counts": counts, "new_regressions": new_reg, "alerting": alerting,
             "acknowledged": [c for c in changes if c.acknowledged], "failures": failures,
-            "new_failures": [f for f in failures if f["new"]]}
+            "new_failures": [f for f in failures if f["new"]], "too_noisy": noisy or []}
 
 
 def to_markdown(s: dict) -> str:
@@ -49,6 +68,16 @@ def to_markdown(s: dict) -> str:
             msg = (f["error"] or "").replace("|", "\\|").replace("\n", " ")[:160]
             lines.append(f"| `{f['series']}` | {f['status']} | {'yes' if f['new'] else ''} | {msg} |")
         lines.append("")
+    if s.get("too_noisy"):
+        lines += ["### Too noisy to catch a 5% change", "",
+                  "Their last nights scatter so much that only a larger step can be found within 2 nights; "
+                  "measure them more quietly (more repetitions, CUDA graphs, a steady clock) before trusting "
+                  "a quiet report for them.", "",
+                  "| series | nights | night CV | smallest step found |", "|---|---|---|---|"]
+        lines += [f"| `{d['series']}` | {d['nights']} | {d['night_cv']:.1%} | {d['resolvable_step']:.0%} |"
+                  for d in s["too_noisy"][:30]]
+        more = len(s["too_noisy"]) - 30
+        lines += ([f"| and {more} more (nightly.json lists all) | | | |"] if more > 0 else []) + [""]
     if s["acknowledged"]:
         lines += ["### Acknowledged (re-baselined)", ""]
         lines += [f"- `{c.key.label()}` {c.rel_change:+.1%} at `{c.run_id}`: {c.acknowledged['who']} — "
