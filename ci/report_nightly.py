@@ -55,12 +55,16 @@ def to_markdown(s: dict) -> str:
              f"{len(s['acknowledged'])} acknowledged; method PELT (ruptures) on each series' nightly history", ""]
     if s["alerting"]:
         lines += ["### Alerting change points (worst first)", "",
-                  "| id | series | first run | before | after | change | kind | new | muted |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "| id | series | first run | before | after | change | kind | new | muted | noisy series |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        # a change in a series too noisy for 5% steps (any metric of the same benchmark) says so
+        noisy = {d["series"].rsplit("/", 1)[0]: d for d in s.get("too_noisy", [])}
         for c in sorted(s["alerting"], key=lambda c: (c.kind != "regression", -abs(c.rel_change))):
+            n = noisy.get(c.key.label().rsplit("/", 1)[0])
             lines.append(f"| {c.id} | `{c.key.label()}` | `{c.run_id}` | {_fmt(c.before)} | {_fmt(c.after)} | "
                          f"{c.rel_change:+.1%} | {c.kind} | {'yes' if c.new else ''} | "
-                         f"{(c.muted['who'] + ': ' + c.muted['why']) if c.muted else ''} |")
+                         f"{(c.muted['who'] + ': ' + c.muted['why']) if c.muted else ''} | "
+                         f"{'night CV ' + format(n['night_cv'], '.1%') if n else ''} |")
         lines += ["", "Acknowledge an intended change: `kwatch ack ID --who NAME --why REASON`.", ""]
     if s["failures"]:
         lines += ["### Failures", "", "| series | status | new | message |", "|---|---|---|---|"]
