@@ -16,7 +16,7 @@ def too_noisy(series: dict[SeriesKey, list[Point]], step: float = 0.05, window: 
               min_nights: int = 8) -> list[dict]:
     """Timing series whose last `window` nights scatter too much for a `step` change to be found
     within 2 nights (resolvable step above it), noisiest first."""
-    from ci.detect_core import night_cv, resolvable_step
+    from db.noise import night_cv, resolvable_step
 
     out = []
     for key, pts in series.items():

@@ -97,3 +97,13 @@ def test_repeats_figures_use_every_committed_repeated_run():
     committed = sorted(p.name for p in (ROOT / "results/h200/repeats").glob("rep_*.json.gz"))
     assert doc["files"] == committed and len(committed) >= 10
     assert doc["noise_source"].startswith("repeated runs")
+
+
+def test_noise_floor_matches_the_detector():
+    from ci.detect_core import PeltSettings
+    from db.noise import MIN_REL, resolvable_step
+
+    assert MIN_REL == PeltSettings().min_rel
+    assert resolvable_step([1.0, 1.0, 1.0, 1.0]) == MIN_REL
+    assert resolvable_step([1.0, 1.04, 0.96, 1.0, 1.0]) == MIN_REL  # MAD 0: the floor
+    assert resolvable_step([1.0, 1.1, 0.9, 1.05, 0.95]) > 0.1

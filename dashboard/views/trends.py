@@ -3,6 +3,19 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data, plots
+from db.noise import night_cv, resolvable_step
+
+
+def noise_table(points: pd.DataFrame, window: int = 20) -> pd.DataFrame:
+    """Per impl x hardware x protocol: nights, night CV and the smallest step the detector finds."""
+    rows = []
+    ok = points[points["status"] == "ok"].sort_values("started_at")
+    for (impl, hw, proto), g in ok.groupby(["impl", "hardware", "protocol"], dropna=False):
+        vals = list(g["value"].dropna())[-window:]
+        if len(vals) >= 3:
+            rows.append({"impl": impl, "hardware": hw, "protocol": proto, "nights": len(vals),
+                         "night CV": night_cv(vals), "smallest step found": resolvable_step(vals)})
+    return pd.DataFrame(rows, columns=["impl", "hardware", "protocol", "nights", "night CV", "smallest step found"])
 
 st.header("Trends")
 url = data.db_url()
@@ -82,6 +95,16 @@ st.caption(f"{technique} / {', '.join(sel['impl'])} / {case} · {metric} ({unit}
            f"{len(cps)} change points · {len(acks)} acknowledgements")
 st.plotly_chart(plots.trend_figure(points, group, x=x, unit=unit, change_points=cps, acks=acks, log_y=log_y),
                 key="trend_chart")
+if metric == "latency_ms":
+    res = noise_table(points)
+    noisy = res[res["smallest step found"] > 0.05]
+    if not noisy.empty:
+        st.warning(f"{len(noisy)} of {len(res)} lines scatter too much night to night for a 5 % change to be "
+                   "found within 2 nights (table below): measure them more quietly before trusting a quiet history.")
+    with st.expander("detector resolution (last 20 nights of each line)"):
+        st.dataframe(res, hide_index=True, column_config={
+            "night CV": st.column_config.NumberColumn(format="percent"),
+            "smallest step found": st.column_config.NumberColumn(format="percent")})
 with st.expander("results"):
     st.dataframe(points[["started_at", "commit", "tier", "impl", "hardware", "software", "protocol", "status",
                          "median", "p10", "p90", "n", "run_id"]], hide_index=True)
