@@ -88,13 +88,30 @@ SEED = typer.Option(None, "--seed", help="base seed (default: random, recorded)"
 def run_cmd(tier: str = TIER, technique: Optional[list[str]] = TECH, impl: Optional[list[str]] = IMPL,
             case: Optional[list[str]] = CASE, out: Optional[str] = typer.Option(None, "--out", "-o"),
             device: str = DEVICE, reason: str = REASON, timeout: float = TIMEOUT,
-            seed: Optional[int] = SEED) -> None:
+            seed: Optional[int] = SEED,
+            repeat: int = typer.Option(1, "--repeat", min=1, help="run the selection N times back to back, one "
+                                       "result file each (run-to-run noise for `kwatch detect-bench --runs`)")) -> None:
     """Run a tier and write the result file (no database)."""
     opts = options(tier, technique, impl, case, device, reason, timeout, seed)
-    try:
-        rf = run_with_progress(opts, out)
-    except KeyError as exc:
-        raise typer.BadParameter(str(exc.args[0]))
-    Console().print(summary_table(rf.results))
-    if out:
-        console.print(f"wrote {len(rf.results)} results to {out}")
+    if repeat > 1 and not out:
+        raise typer.BadParameter("--repeat needs --out (the runs are written as NAME_01, NAME_02, ...)",
+                                 param_hint="--repeat")
+    for i in range(1, repeat + 1):
+        path = numbered(out, i) if repeat > 1 else out
+        if repeat > 1:
+            console.print(f"[bold]run {i} of {repeat}[/bold] -> {path}")
+        try:
+            rf = run_with_progress(opts, path)
+        except KeyError as exc:
+            raise typer.BadParameter(str(exc.args[0]))
+        Console().print(summary_table(rf.results))
+        if path:
+            console.print(f"wrote {len(rf.results)} results to {path}")
+
+
+def numbered(path: str, i: int) -> str:
+    """rep.json.gz, 3 -> rep_03.json.gz (the number goes before .json / .json.gz)."""
+    for ext in (".json.gz", ".json"):
+        if path.endswith(ext):
+            return f"{path[:-len(ext)]}_{i:02d}{ext}"
+    return f"{path}_{i:02d}"

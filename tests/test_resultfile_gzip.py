@@ -45,3 +45,22 @@ def test_broken_gz_is_refused_by_name(smoke_file, tmp_path):
     proc = kwatch("ingest", str(plain_named_gz), "--db", f"sqlite:///{tmp_path / 'kw.db'}")
     err = " ".join(proc.stderr.split())
     assert proc.returncode == 2 and "plain.json.gz" in err and "nothing was stored" in err, err
+
+
+def test_repeated_runs_write_numbered_compressed_files(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    out = tmp_path / "rep.json.gz"
+    p = subprocess.run([sys.executable, "-m", "runners", "run", "--tier", "smoke", "-t", "gemm_fp32_emulation",
+                        "-i", "cublas_fp32", "-c", "m64n64k64", "--repeat", "2", "--out", str(out)],
+                       capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    docs = [load(tmp_path / f"rep_{i:02d}.json.gz") for i in (1, 2)]
+    assert not out.exists() and docs[0]["run"]["id"] != docs[1]["run"]["id"]
+    assert [len(d["results"]) for d in docs] == [len(docs[0]["results"])] * 2 and docs[0]["results"]
+    refused = subprocess.run([sys.executable, "-m", "runners", "run", "--tier", "smoke", "--repeat", "2"],
+                             capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert refused.returncode == 2 and "--repeat needs --out" in " ".join(refused.stderr.split())
