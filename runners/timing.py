@@ -88,10 +88,13 @@ def _time_cuda(fn: Callable[[], None], proto: Protocol, graph: bool | None) -> t
         try:
             step = _capture(fn).replay
         except RuntimeError:  # not capturable (host sync inside, or no memory for a second pool)
-            torch.cuda.synchronize()
-            gc.collect()  # drop the half-captured graph and give its pool back before timing plainly
-            torch.cuda.empty_cache()
             graph = False
+        if not graph:
+            # outside the except block: its traceback kept the half-captured graph (and its memory
+            # pool) alive; collect it and give the pool back before timing plain launches
+            torch.cuda.synchronize()
+            gc.collect()
+            torch.cuda.empty_cache()
     samples: list[float] = []
     spent = 0.0
     while len(samples) < proto.max_reps:
