@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -44,16 +45,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, smoke_file):
-    """`kwatch dashboard` on a free localhost port over the loaded database; yields the base URL."""
-    from db.validate import load_and_validate
-
-    d = tmp_path_factory.mktemp("browser")
-    url = f"sqlite:///{d / 'kw.db'}"
-    smoke = load_and_validate(str(smoke_file))
-    ingest(url, [(str(p), load_and_validate(str(p))) for p in committed_results()]
-           + [("smoke", smoke), ("smoke-slower", slower_copy(smoke))])
+@contextmanager
+def serve(url: str, d: Path):
+    """`kwatch dashboard` over `url` on a free localhost port; yields the base URL."""
     port = free_port()
     log = open(d / "streamlit.log", "w")
     proc = subprocess.Popen([sys.executable, "-c", "from ci.cli import main; main()", "dashboard", "--db", url,
@@ -70,13 +64,26 @@ def server(tmp_path_factory, smoke_file):
             assert proc.poll() is None, (d / "streamlit.log").read_text()
         else:
             pytest.fail("the dashboard did not answer /_stcore/health in 60 s")
-        from db.queries import catalog
-
-        yield base, set(catalog(url)["technique"])
+        yield base
     finally:
         proc.terminate()
         proc.wait(timeout=20)
         log.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, smoke_file):
+    """The dashboard over the committed results and the CPU smoke run; yields (base URL, techniques)."""
+    from db.queries import catalog
+    from db.validate import load_and_validate
+
+    d = tmp_path_factory.mktemp("browser")
+    url = f"sqlite:///{d / 'kw.db'}"
+    smoke = load_and_validate(str(smoke_file))
+    ingest(url, [(str(p), load_and_validate(str(p))) for p in committed_results()]
+           + [("smoke", smoke), ("smoke-slower", slower_copy(smoke))])
+    with serve(url, d) as base:
+        yield base, set(catalog(url)["technique"])
 
 
 @pytest.fixture(scope="module")
@@ -164,3 +171,27 @@ def test_mqar_recall_beside_the_loss_in_chromium(server, driver):
     out = Path(os.environ.get("KWATCH_SCREENSHOTS") or ROOT / ".pytest_cache" / "screenshots")
     out.mkdir(parents=True, exist_ok=True)
     assert driver.save_screenshot(str(out / "retrieval-mqar.png"))
+
+
+def test_noisy_series_warning_in_chromium(tmp_path, driver):
+    """Trends over 10 real repeated H200 runs: the launch-bound int8 Ozaki series is called too noisy."""
+    from selenium.webdriver.common.by import By
+
+    from db.validate import load_and_validate
+
+    url = f"sqlite:///{tmp_path / 'kw.db'}"
+    runs = sorted((ROOT / "results/h200/repeats").glob("rep_*.json.gz"))[:10]
+    ingest(url, [(str(p), load_and_validate(str(p))) for p in runs])
+    with serve(url, tmp_path) as base:
+        driver.get(f"{base}/trends?technique=gemm_fp64_ozaki&impl=cublas_int8_ozaki_s8&case=m256n256k256"
+                   "&metric=latency_ms")
+        wait_rendered(driver, 1)
+        found = [e for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stAlert"]')
+                 if "too much night to night for a 5 % change" in e.text]
+        assert found, [e.text for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stAlert"]')]
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", found[0])
+        time.sleep(0.5)
+        assert not driver.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
+        out = Path(os.environ.get("KWATCH_SCREENSHOTS") or ROOT / ".pytest_cache" / "screenshots")
+        out.mkdir(parents=True, exist_ok=True)
+        assert driver.save_screenshot(str(out / "trends-noisy.png"))
