@@ -149,20 +149,20 @@ def evaluate(series: list[dict], steps=(0.02, 0.05, 0.10, 0.20), reps: int = 20,
 
 def night_noise(series: list[dict], block: int) -> list[dict]:
     """Per series: the relative spread (robust CV) of its night values, for the report."""
+    from db.noise import night_cv
+
     out = []
     for s in series:
         if "run_values" in s:  # one night per real run
-            v = np.asarray(s["run_values"])
-            med = float(np.median(v))
+            v = s["run_values"]
             out.append({"series": s["series"], "file": s["file"], "samples": len(v), "nights": len(v),
-                        "night_cv_robust": float(1.4826 * np.median(np.abs(v - med)) / med)})
+                        "night_cv_robust": night_cv(v)})
             continue
         x = np.asarray(s["samples"])
         n = len(x) // block
         nights = np.median(x[: n * block].reshape(n, block), axis=1)
-        med = float(np.median(nights))
         out.append({"series": s["series"], "file": s["file"], "samples": len(x), "nights": n,
-                    "night_cv_robust": float(1.4826 * np.median(np.abs(nights - med)) / med)})
+                    "night_cv_robust": night_cv(list(nights))})
     return out
 
 

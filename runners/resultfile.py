@@ -45,16 +45,19 @@ class ResultFile:
         self.doc["run"]["finished_at"] = now_iso()
         if env_after:
             self.doc["run"]["env_after"] = env_after
-        self.flush()
+        self.flush(final=True)
 
-    def flush(self) -> None:
+    def flush(self, final: bool = False) -> None:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".kw-", suffix=".json")
         text = json.dumps(self.doc, allow_nan=False, default=_jsonable).encode()
         with os.fdopen(fd, "wb") as f:
-            f.write(gzip.compress(text, mtime=0) if self.path.suffix == ".gz" else text)
+            # .gz: the rewrite after each result compresses fast (level 1: ~30 ms for a whole nightly);
+            # the finished file as small as gzip gets it (level 9: ~16% smaller, ~0.3 s once)
+            f.write(gzip.compress(text, compresslevel=9 if final else 1, mtime=0) if self.path.suffix == ".gz"
+                    else text)
         os.replace(tmp, self.path)
 
 
