@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from runners.resultfile import read_text
+from runners.resultfile import UNREADABLE, read_text
 from suite.claims.spec import STATUSES
 
 FORMATS = ("table", "json", "markdown")
@@ -146,7 +146,7 @@ def _result_files(paths: list[str]) -> tuple[list[Path], list[str]]:
         for f in sorted([*p.glob("*.json"), *p.glob("*.json.gz")]):
             try:
                 doc = json.loads(read_text(f))
-            except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError):
+            except UNREADABLE:
                 doc = None
             if isinstance(doc, dict) and "schema" in doc:
                 files.append(f)

@@ -20,7 +20,7 @@ from typing import Optional
 
 import numpy as np
 
-from runners.resultfile import read_text
+from runners.resultfile import UNREADABLE, read_text
 
 from ci.detect_core import PeltSettings, online_pelt, threshold_alert, zscore_alert
 
@@ -32,7 +32,7 @@ def result_docs(paths: list[str]) -> list[tuple[str, dict]]:
     for p in paths:
         try:
             doc = json.loads(read_text(p))
-        except (OSError, EOFError, ValueError):
+        except UNREADABLE:
             continue
         if isinstance(doc, dict) and doc.get("schema") == 1:
             out.append((Path(p).name, doc))

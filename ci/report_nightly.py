@@ -12,21 +12,19 @@ def _fmt(x) -> str:
     return "—" if x is None else (f"{x:.4g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3e}")
 
 
-def too_noisy(series: dict[SeriesKey, list[Point]], step: float = 0.05, window: int = 20,
-              min_nights: int = 8) -> list[dict]:
-    """Timing series whose last `window` nights scatter too much for a `step` change to be found
-    within 2 nights (resolvable step above it), noisiest first."""
-    from db.noise import night_cv, resolvable_step
+def too_noisy(series: dict[SeriesKey, list[Point]], min_nights: int = 8) -> list[dict]:
+    """Timing series whose last nights scatter too much for a 5% change to be found within 2 nights
+    (db.noise.resolution), noisiest first."""
+    from db.noise import resolution
 
     out = []
     for key, pts in series.items():
-        vals = [p.value for p in pts if p.status == "ok" and p.value is not None and p.value > 0][-window:]
-        if key.metric != "latency_ms" or len(vals) < min_nights:
+        if key.metric != "latency_ms":
             continue
-        res = resolvable_step(vals)
-        if res > step:
-            out.append({"series": key.label(), "protocol": key.protocol, "nights": len(vals),
-                        "night_cv": night_cv(vals), "resolvable_step": res})
+        r = resolution([p.value for p in pts if p.status == "ok"])
+        if r["nights"] >= min_nights and r["too_noisy"]:
+            out.append({"series": key.label(), "protocol": key.protocol, "nights": r["nights"],
+                        "night_cv": r["night_cv"], "resolvable_step": r["resolvable_step"]})
     return sorted(out, key=lambda d: -d["night_cv"])
 
 

@@ -7,6 +7,8 @@ import numpy as np
 # steps within 2 nights in 92-99% of cases where the night CV was under 2%, and in at most 25% above.
 CV_FACTOR = 2.5
 MIN_REL = 0.03  # the detector never reports a change under 3% (ci.detect_core.PeltSettings.min_rel)
+TARGET_STEP = 0.05  # the change a series must be able to show (the detector benchmark's target)
+WINDOW = 20  # nights looked at
 
 
 def night_cv(values: list[float]) -> float:
@@ -18,7 +20,10 @@ def night_cv(values: list[float]) -> float:
     return float(1.4826 * np.median(np.abs(x - med)) / med)
 
 
-def resolvable_step(values: list[float], min_rel: float = MIN_REL) -> float:
-    """The smallest relative step the detector can be expected to find within 2 nights in this
-    history: max(min_rel, 2.5 x night CV)."""
-    return max(min_rel, CV_FACTOR * night_cv(values))
+def resolution(values: list[float], window: int = WINDOW) -> dict:
+    """Of the last `window` positive values: nights, night CV, the smallest step the detector finds
+    in them (max(MIN_REL, 2.5 x CV)) and whether a TARGET_STEP change would go unseen."""
+    vals = [v for v in values if v is not None and v > 0][-window:]
+    cv = night_cv(vals)
+    step = max(MIN_REL, CV_FACTOR * cv)
+    return {"nights": len(vals), "night_cv": cv, "resolvable_step": step, "too_noisy": step > TARGET_STEP}

@@ -84,11 +84,11 @@ def to_document(raw: dict, name: str = "pytest-benchmark") -> dict:
 def load_any(path: str | Path) -> tuple[dict, str]:
     """(validated schema-1 document, source) for a KernelWatch result file or a pytest-benchmark file."""
     from db.validate import ResultFileError, load_and_validate, validate
-    from runners.resultfile import read_text
+    from runners.resultfile import UNREADABLE, read_text
 
     try:
         raw = json.loads(read_text(path))
-    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError):
+    except UNREADABLE:
         return load_and_validate(path), "kwatch"  # raises ResultFileError naming the problem
     if is_pytest_benchmark(raw):
         if not isinstance(raw["benchmarks"], list):

@@ -76,6 +76,11 @@ def finite(obj):
     return obj
 
 
+# what reading a result file can raise: missing/unreadable, truncated or corrupt gzip, bytes that are not
+# UTF-8 (a compressed file without .gz), and malformed JSON (json.JSONDecodeError is a ValueError)
+UNREADABLE = (OSError, EOFError, ValueError)
+
+
 def read_text(path: str | os.PathLike) -> str:
     """The text of a result file; a name ending in .gz is read through gzip (raises OSError)."""
     data = Path(path).read_bytes()

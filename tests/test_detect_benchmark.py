@@ -101,9 +101,11 @@ def test_repeats_figures_use_every_committed_repeated_run():
 
 def test_noise_floor_matches_the_detector():
     from ci.detect_core import PeltSettings
-    from db.noise import MIN_REL, resolvable_step
+    from db.noise import MIN_REL, resolution
 
     assert MIN_REL == PeltSettings().min_rel
-    assert resolvable_step([1.0, 1.0, 1.0, 1.0]) == MIN_REL
-    assert resolvable_step([1.0, 1.04, 0.96, 1.0, 1.0]) == MIN_REL  # MAD 0: the floor
-    assert resolvable_step([1.0, 1.1, 0.9, 1.05, 0.95]) > 0.1
+    assert resolution([1.0, 1.0, 1.0, 1.0])["resolvable_step"] == MIN_REL
+    assert resolution([1.0, 1.04, 0.96, 1.0, 1.0])["resolvable_step"] == MIN_REL  # MAD 0: the floor
+    noisy = resolution([1.0, 1.1, 0.9, 1.05, 0.95])
+    assert noisy["resolvable_step"] > 0.1 and noisy["too_noisy"]
+    assert resolution([2.0] * 5 + [1.0, 1.1, 0.9, 1.05, 0.95], window=5) == noisy  # the last `window` nights only

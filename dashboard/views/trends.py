@@ -3,19 +3,21 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data, plots
-from db.noise import night_cv, resolvable_step
+from db.noise import resolution
 
 
-def noise_table(points: pd.DataFrame, window: int = 20) -> pd.DataFrame:
+def noise_table(points: pd.DataFrame) -> pd.DataFrame:
     """Per impl x hardware x protocol: nights, night CV and the smallest step the detector finds."""
     rows = []
     ok = points[points["status"] == "ok"].sort_values("started_at")
     for (impl, hw, proto), g in ok.groupby(["impl", "hardware", "protocol"], dropna=False):
-        vals = list(g["value"].dropna())[-window:]
-        if len(vals) >= 3:
-            rows.append({"impl": impl, "hardware": hw, "protocol": proto, "nights": len(vals),
-                         "night CV": night_cv(vals), "smallest step found": resolvable_step(vals)})
-    return pd.DataFrame(rows, columns=["impl", "hardware", "protocol", "nights", "night CV", "smallest step found"])
+        r = resolution(list(g["value"]))
+        if r["nights"] >= 3:
+            rows.append({"impl": impl, "hardware": hw, "protocol": proto, "nights": r["nights"],
+                         "night CV": r["night_cv"], "smallest step found": r["resolvable_step"],
+                         "too noisy": r["too_noisy"]})
+    return pd.DataFrame(rows, columns=["impl", "hardware", "protocol", "nights", "night CV", "smallest step found",
+                                       "too noisy"])
 
 st.header("Trends")
 url = data.db_url()
@@ -97,7 +99,7 @@ st.plotly_chart(plots.trend_figure(points, group, x=x, unit=unit, change_points=
                 key="trend_chart")
 if metric == "latency_ms":
     res = noise_table(points)
-    noisy = res[res["smallest step found"] > 0.05]
+    noisy = res[res["too noisy"]]
     if not noisy.empty:
         st.warning(f"{len(noisy)} of {len(res)} lines scatter too much night to night for a 5 % change to be "
                    "found within 2 nights (table below): measure them more quietly before trusting a quiet history.")
