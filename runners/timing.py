@@ -65,10 +65,44 @@ def _capture(fn: Callable[[], None]):
     with torch.cuda.stream(s):
         fn()  # warm-up on a side stream before capture, as torch's docs require
     torch.cuda.current_stream().wait_stream(s)
+    # While capturing, the allocator cannot cudaFree cached blocks to make room, so the blocks the
+    # warm-up just cached would make a call that needs over half the GPU fail to capture.
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    pool = torch.cuda.graph_pool_handle()
     g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
+    failure = ""
+    try:
+        with torch.cuda.graph(g, pool=pool):
+            fn()
+    except RuntimeError as e:
+        failure = f"{type(e).__name__}: {e}"
+    if failure:
+        # outside the except block, whose traceback would keep the graph (and its pool) alive
+        del g
+        gc.collect()
+        _release_leaked_pool(pool)
+        raise RuntimeError(f"not capturable: {failure}")
     return g
+
+
+def _release_leaked_pool(pool) -> None:
+    """Give back the private pool of a capture that failed (torch <= 2.13 keeps it until exit).
+
+    CUDAGraph::reset() releases a pool only after a capture that ended (pytorch/pytorch#190348), so
+    a failed capture kept everything it allocated reserved: on the H200 a failed 64K sparse_selectors
+    capture held 132 GiB and the next implementation ran out of memory. Released only if the pool
+    still owns segments, so a torch that releases it itself is not released twice."""
+    import torch
+
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    snapshot = torch.cuda.memory._snapshot()
+    if any(tuple(seg.get("segment_pool_id", ())) == tuple(pool) for seg in snapshot["segments"]):
+        release = getattr(torch._C, "_cuda_releasePool", None)
+        if release is not None:
+            release(torch.cuda.current_device(), pool)
+    torch.cuda.empty_cache()
 
 
 def _time_cuda(fn: Callable[[], None], proto: Protocol, graph: bool | None) -> tuple[list[float], bool]:
@@ -87,14 +121,8 @@ def _time_cuda(fn: Callable[[], None], proto: Protocol, graph: bool | None) -> t
         torch.cuda.empty_cache()  # the graph's private pool cannot reuse blocks cached by eager calls
         try:
             step = _capture(fn).replay
-        except RuntimeError:  # not capturable (host sync inside, or no memory for a second pool)
-            graph = False
-        if not graph:
-            # outside the except block: its traceback kept the half-captured graph (and its memory
-            # pool) alive; collect it and give the pool back before timing plain launches
-            torch.cuda.synchronize()
-            gc.collect()
-            torch.cuda.empty_cache()
+        except RuntimeError:  # not capturable (host sync inside, or no memory for a second pool);
+            graph = False  # _capture gave its memory back
     samples: list[float] = []
     spent = 0.0
     while len(samples) < proto.max_reps:
