@@ -24,6 +24,7 @@ class Protocol:
     # the median of 5 timed calls (graph under 0.1 ms), which flipped between runs for kernels near the
     # cut (17 repeated H200 runs: 11 of 74 series changed protocol, so their history split in two).
     cuda_version: int = 2
+    graph_max_scratch: float = 0.25  # no graph for calls whose scratch memory exceeds this share of the GPU
 
     def name(self, device: str, graph: bool) -> str:
         """e.g. "cuda-events+l2flush+graph/v2" or "cpu-perfcounter/v1"."""
@@ -65,44 +66,13 @@ def _capture(fn: Callable[[], None]):
     with torch.cuda.stream(s):
         fn()  # warm-up on a side stream before capture, as torch's docs require
     torch.cuda.current_stream().wait_stream(s)
-    # While capturing, the allocator cannot cudaFree cached blocks to make room, so the blocks the
-    # warm-up just cached would make a call that needs over half the GPU fail to capture.
+    # while capturing, the allocator cannot cudaFree cached blocks to make room: give them back first
     torch.cuda.synchronize()
     torch.cuda.empty_cache()
-    pool = torch.cuda.graph_pool_handle()
     g = torch.cuda.CUDAGraph()
-    failure = ""
-    try:
-        with torch.cuda.graph(g, pool=pool):
-            fn()
-    except RuntimeError as e:
-        failure = f"{type(e).__name__}: {e}"
-    if failure:
-        # outside the except block, whose traceback would keep the graph (and its pool) alive
-        del g
-        gc.collect()
-        _release_leaked_pool(pool)
-        raise RuntimeError(f"not capturable: {failure}")
+    with torch.cuda.graph(g):
+        fn()
     return g
-
-
-def _release_leaked_pool(pool) -> None:
-    """Give back the private pool of a capture that failed (torch <= 2.13 keeps it until exit).
-
-    CUDAGraph::reset() releases a pool only after a capture that ended (pytorch/pytorch#190348), so
-    a failed capture kept everything it allocated reserved: on the H200 a failed 64K sparse_selectors
-    capture held 132 GiB and the next implementation ran out of memory. Released only if the pool
-    still owns segments, so a torch that releases it itself is not released twice."""
-    import torch
-
-    torch.cuda.synchronize()
-    torch.cuda.empty_cache()
-    snapshot = torch.cuda.memory._snapshot()
-    if any(tuple(seg.get("segment_pool_id", ())) == tuple(pool) for seg in snapshot["segments"]):
-        release = getattr(torch._C, "_cuda_releasePool", None)
-        if release is not None:
-            release(torch.cuda.current_device(), pool)
-    torch.cuda.empty_cache()
 
 
 def _time_cuda(fn: Callable[[], None], proto: Protocol, graph: bool | None) -> tuple[list[float], bool]:
@@ -114,15 +84,29 @@ def _time_cuda(fn: Callable[[], None], proto: Protocol, graph: bool | None) -> t
     for _ in range(proto.warmup_reps):
         fn()
     torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    held = torch.cuda.memory_allocated()
+    fn()
+    torch.cuda.synchronize()
+    scratch = torch.cuda.max_memory_allocated() - held
     step = fn
-    if graph is None:  # deterministic: the same impl is timed the same way in every run
-        graph = True
+    if graph is None:  # deterministic: the same impl and case are timed the same way in every run
+        # A graph keeps a second copy of the call's scratch memory in its private pool, and a capture
+        # that fails keeps that pool until the process exits (torch <= 2.13, pytorch/pytorch#190348):
+        # on the H200 a failed 64K sparse_selectors capture held 132 GiB and the next impl ran out of
+        # memory. Calls this large run for milliseconds, where a graph saves nothing measurable.
+        graph = scratch <= proto.graph_max_scratch * torch.cuda.get_device_properties(dev).total_memory
     if graph:
         torch.cuda.empty_cache()  # the graph's private pool cannot reuse blocks cached by eager calls
         try:
             step = _capture(fn).replay
-        except RuntimeError:  # not capturable (host sync inside, or no memory for a second pool);
-            graph = False  # _capture gave its memory back
+        except RuntimeError:  # not capturable (host sync inside, or no memory for a second pool)
+            graph = False
+        if not graph:
+            # outside the except block: its traceback kept the half-captured graph alive
+            torch.cuda.synchronize()
+            gc.collect()
+            torch.cuda.empty_cache()
     samples: list[float] = []
     spent = 0.0
     while len(samples) < proto.max_reps:
