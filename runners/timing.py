@@ -75,6 +75,32 @@ def _capture(fn: Callable[[], None]):
     return g
 
 
+def _scratch_and_host_sync(fn: Callable[[], None]) -> tuple[int, bool]:
+    """One call of fn: (peak bytes it allocated, whether it waits on the GPU from the host).
+
+    A host sync (.item(), int(tensor), a copy to the CPU) cannot be captured, and a failed capture
+    leaves torch 2.11 unusable for the rest of the process: on the H200 the allocator afterwards
+    could not free its cache (OOM with 132 GiB reserved but unallocated) and the RNG raised
+    "Offset increment outside graph capture". torch's sync debug mode finds the sync without capturing."""
+    import torch
+
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    held = torch.cuda.memory_allocated()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        fn()
+        syncs = False
+    except RuntimeError as e:
+        if "synchronizing" not in str(e):
+            raise
+        syncs = True
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated() - held, syncs
+
+
 def _time_cuda(fn: Callable[[], None], proto: Protocol, graph: bool | None) -> tuple[list[float], bool]:
     import torch
 
@@ -84,18 +110,14 @@ def _time_cuda(fn: Callable[[], None], proto: Protocol, graph: bool | None) -> t
     for _ in range(proto.warmup_reps):
         fn()
     torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    held = torch.cuda.memory_allocated()
-    fn()
-    torch.cuda.synchronize()
-    scratch = torch.cuda.max_memory_allocated() - held
+    scratch, syncs = _scratch_and_host_sync(fn)
     step = fn
     if graph is None:  # deterministic: the same impl and case are timed the same way in every run
         # A graph keeps a second copy of the call's scratch memory in its private pool, and a capture
-        # that fails keeps that pool until the process exits (torch <= 2.13, pytorch/pytorch#190348):
-        # on the H200 a failed 64K sparse_selectors capture held 132 GiB and the next impl ran out of
-        # memory. Calls this large run for milliseconds, where a graph saves nothing measurable.
+        # that fails keeps that pool until the process exits (pytorch/pytorch#190348). Calls this
+        # large run for milliseconds, where a graph saves nothing measurable.
         graph = scratch <= proto.graph_max_scratch * torch.cuda.get_device_properties(dev).total_memory
+    graph = graph and not syncs  # its capture would fail, and a failed capture breaks torch 2.11
     if graph:
         torch.cuda.empty_cache()  # the graph's private pool cannot reuse blocks cached by eager calls
         try:
