@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gc
+import math
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -23,11 +24,17 @@ class Protocol:
     # CUDA v2: Impl(graph=None) always replays a CUDA graph where the call can be captured. v1 chose by
     # the median of 5 timed calls (graph under 0.1 ms), which flipped between runs for kernels near the
     # cut (17 repeated H200 runs: 11 of 74 series changed protocol, so their history split in two).
-    cuda_version: int = 2
+    # CUDA v3: the timed step (graph replay or launch) is warmed up for warmup_s before any sample is
+    # kept, and the spread rule may stop only after min_time_s. Under v2 the first 10 samples of a
+    # 16M-element exp kernel were ~10% slower than the rest in all 17 H200 runs, and a run whose first
+    # batch happened to be tight stopped there: the series sat at +10% in 1-5 of 17 runs.
+    cuda_version: int = 3
+    warmup_s: float = 0.025  # as triton.testing.do_bench's default warm-up
+    min_time_s: float = 0.1
     graph_max_scratch: float = 0.25  # no graph for calls whose scratch memory exceeds this share of the GPU
 
     def name(self, device: str, graph: bool) -> str:
-        """e.g. "cuda-events+l2flush+graph/v2" or "cpu-perfcounter/v1"."""
+        """e.g. "cuda-events+l2flush+graph/v3" or "cpu-perfcounter/v1"."""
         if device == "cpu":
             return "cpu-perfcounter/v1"
         parts = ["cuda-events"] + (["l2flush"] if self.flush_l2 else []) + (["graph"] if graph else [])
@@ -45,17 +52,22 @@ def _time_cpu(fn: Callable[[], None], proto: Protocol) -> list[float]:
         dt = time.perf_counter() - t0
         samples.append(dt * 1e3)
         spent += dt
-        if _done(samples, spent, proto):
+        if _done(samples, spent, proto, min_time_s=0.0):
             break
     return samples
 
 
-def _done(samples: list[float], spent_s: float, proto: Protocol) -> bool:
+def extra_warmup_calls(first_call_s: float, proto: Protocol) -> int:
+    """Calls after a first one of first_call_s seconds that bring the warm-up to proto.warmup_s."""
+    return max(0, min(proto.max_reps, math.ceil(proto.warmup_s / max(first_call_s, 1e-7)) - 1))
+
+
+def _done(samples: list[float], spent_s: float, proto: Protocol, min_time_s: float) -> bool:
     if len(samples) < proto.min_reps:
         return False
     if spent_s >= proto.max_time_s:
         return True
-    return summarize(samples)["rel_spread"] < proto.target_rel_spread
+    return spent_s >= min_time_s and summarize(samples)["rel_spread"] < proto.target_rel_spread
 
 
 def _capture(fn: Callable[[], None]):
@@ -129,25 +141,35 @@ def _time_cuda(fn: Callable[[], None], proto: Protocol, graph: bool | None) -> t
             torch.cuda.synchronize()
             gc.collect()
             torch.cuda.empty_cache()
+    more = extra_warmup_calls(_timed_calls(step, flush_buf, 1)[0] / 1e3, proto)
+    if more:
+        _timed_calls(step, flush_buf, more)
     samples: list[float] = []
     spent = 0.0
     while len(samples) < proto.max_reps:
-        events = []
-        for _ in range(proto.batch):
-            if flush_buf is not None:
-                flush_buf.zero_()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            step()
-            end.record()
-            events.append((start, end))
-        torch.cuda.synchronize()  # waits on every stream, so side-stream work is counted
-        batch = [s.elapsed_time(e) for s, e in events]
+        batch = _timed_calls(step, flush_buf, proto.batch)
         samples.extend(batch)
         spent += sum(batch) / 1e3
-        if _done(samples, spent, proto):
+        if _done(samples, spent, proto, proto.min_time_s):
             break
     return samples, graph
+
+
+def _timed_calls(step: Callable[[], None], flush_buf, n: int) -> list[float]:
+    """n calls of step, each after an L2 flush, timed with CUDA events; ms per call."""
+    import torch
+
+    events = []
+    for _ in range(n):
+        if flush_buf is not None:
+            flush_buf.zero_()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        step()
+        end.record()
+        events.append((start, end))
+    torch.cuda.synchronize()  # waits on every stream, so side-stream work is counted
+    return [s.elapsed_time(e) for s, e in events]
 
 
 def measure(fn: Callable[[], None], device: str, proto: Protocol, graph: bool | None = None) -> tuple[list[float], dict]:

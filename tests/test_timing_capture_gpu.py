@@ -18,7 +18,7 @@ def _reserved_after_cleanup() -> int:
 def test_a_small_call_is_replayed_as_a_graph():
     x = torch.randn(1 << 20, device="cuda")
     _, stats = measure(lambda: x.mul_(1.0), "cuda", QUICK)
-    assert stats["protocol"] == "cuda-events+l2flush+graph/v2"
+    assert stats["protocol"] == "cuda-events+l2flush+graph/v3"
 
 
 def test_a_call_with_scratch_over_a_quarter_of_the_gpu_is_not_captured_and_leaves_nothing():
@@ -30,14 +30,14 @@ def test_a_call_with_scratch_over_a_quarter_of_the_gpu_is_not_captured_and_leave
         torch.empty(n, dtype=torch.uint8, device="cuda").fill_(1)
 
     _, stats = measure(big_scratch, "cuda", QUICK)
-    assert stats["protocol"] == "cuda-events+l2flush/v2"
+    assert stats["protocol"] == "cuda-events+l2flush/v3"
     assert _reserved_after_cleanup() - base < GIB
 
 
 def test_a_call_with_a_host_sync_falls_back_to_plain_launches():
     x = torch.ones(1 << 20, device="cuda")
     _, stats = measure(lambda: x.sum().item(), "cuda", QUICK)
-    assert stats["protocol"] == "cuda-events+l2flush/v2"
+    assert stats["protocol"] == "cuda-events+l2flush/v3"
     y = torch.randn(1 << 20, device="cuda")  # the failed capture left the device usable
     _, stats = measure(lambda: y.mul_(1.0), "cuda", QUICK)
     assert "graph" in stats["protocol"]

@@ -1,0 +1,34 @@
+"""The stopping and warm-up rules of the timing protocol (CUDA v3)."""
+from runners.timing import Protocol, _done, extra_warmup_calls
+
+P = Protocol()
+
+
+def test_protocol_names_carry_the_version():
+    assert P.name("cuda", True) == "cuda-events+l2flush+graph/v3"
+    assert P.name("cuda", False) == "cuda-events+l2flush/v3"
+    assert P.name("cpu", False) == "cpu-perfcounter/v1"
+
+
+def test_a_tight_first_batch_does_not_stop_before_the_minimum_time():
+    tight = [0.042] * 10  # 10 calls, 0.42 ms of GPU time in all
+    assert not _done(tight, sum(tight) / 1e3, P, P.min_time_s)
+    many = [0.038] * 2700
+    assert _done(many, sum(many) / 1e3, P, P.min_time_s)
+
+
+def test_a_noisy_series_stops_at_the_time_cap():
+    noisy = [1.0, 2.0] * 1000
+    assert not _done(noisy[:20], 1.9, P, P.min_time_s)
+    assert _done(noisy[:20], P.max_time_s, P, P.min_time_s)
+
+
+def test_fewer_than_min_reps_never_stop():
+    assert not _done([5.0] * (P.min_reps - 1), 10.0, P, P.min_time_s)
+
+
+def test_warm_up_covers_the_warm_up_time():
+    assert extra_warmup_calls(38e-6, P) == 657  # 658 calls of 38 us: 25.0 ms
+    assert extra_warmup_calls(0.0023, P) == 10  # 11 calls of 2.3 ms
+    assert extra_warmup_calls(1.1, P) == 0  # one call of a second is warm-up enough
+    assert extra_warmup_calls(0.0, P) == P.max_reps
