@@ -51,10 +51,11 @@ def noise_series(paths: list[str], min_samples: int = 200) -> list[dict]:
     return out
 
 
-def run_series(paths: list[str], min_runs: int = 8) -> list[dict]:
+def run_series(paths: list[str], min_runs: int = 8, newest_protocol: bool = False) -> list[dict]:
     """Latency series across repeated whole runs: per (hardware, software, technique, impl, case,
     protocol), the whole-run medians of every result file that holds it (series in fewer than
-    `min_runs` files are left out). The real night-to-night noise, drift between runs included."""
+    `min_runs` files are left out). The real night-to-night noise, drift between runs included.
+    newest_protocol: of one kernel and case timed under several protocol versions, keep the newest."""
     from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, key_of
 
     groups: dict[tuple, list[float]] = {}
@@ -66,8 +67,21 @@ def run_series(paths: list[str], min_runs: int = 8) -> list[dict]:
             if r["status"] == "ok" and r["metric"] == "latency_ms" and isinstance(v, (int, float)) and v > 0:
                 key = (hw, sw, r["technique"], r["impl"], r["case"], (r.get("stats") or {}).get("protocol"))
                 groups.setdefault(key, []).append(float(v))
-    return [{"file": f"{len(v)} runs", "series": "/".join(k[2:5]), "run_values": v}
-            for k, v in sorted(groups.items(), key=lambda kv: kv[0][2:5]) if len(v) >= min_runs]
+    kept = {k: v for k, v in groups.items() if len(v) >= min_runs}
+    if newest_protocol:
+        newest: dict[tuple, tuple] = {}
+        for k in kept:
+            if k[:5] not in newest or _protocol_version(k[5]) > _protocol_version(newest[k[:5]][5]):
+                newest[k[:5]] = k
+        kept = {k: kept[k] for k in newest.values()}
+    return [{"file": f"{len(v)} runs", "series": "/".join(k[2:5]), "protocol": k[5], "run_values": v}
+            for k, v in sorted(kept.items(), key=lambda kv: kv[0][2:5])]
+
+
+def _protocol_version(name: str | None) -> int:
+    """"cuda-events+l2flush+graph/v3" -> 3; 0 when unversioned."""
+    tail = (name or "").rpartition("/v")[2]
+    return int(tail) if tail.isdigit() else 0
 
 
 def replay_series(ser: dict, nights: int, block: int, rng: np.random.Generator, scale: float = 1.0) -> np.ndarray:
@@ -155,8 +169,8 @@ def night_noise(series: list[dict], block: int) -> list[dict]:
     for s in series:
         if "run_values" in s:  # one night per real run
             v = s["run_values"]
-            out.append({"series": s["series"], "file": s["file"], "samples": len(v), "nights": len(v),
-                        "night_cv_robust": night_cv(v)})
+            out.append({"series": s["series"], "file": s["file"], "protocol": s["protocol"], "samples": len(v),
+                        "nights": len(v), "night_cv_robust": night_cv(v)})
             continue
         x = np.asarray(s["samples"])
         n = len(x) // block
@@ -218,17 +232,19 @@ def between_run_drift(paths: list[str]) -> list[dict]:
 
 def run_benchmark(paths: list[str] | None = None, reps: int = 4, scales=(1.0, 3.0), block: int = 10,
                   seed: int = 0, pelt: PeltSettings = PeltSettings(), processes: int = 2,
-                  runs: list[str] | None = None, min_runs: int = 8) -> dict:
+                  runs: list[str] | None = None, min_runs: int = 8, newest_protocol: bool = False) -> dict:
     """The whole benchmark: all series, and by noise bucket (series in parallel). Noise from the
     committed H200 files' within-run samples, or with `runs` from repeated whole runs (one night each)."""
     from multiprocessing import Pool
 
     if runs:
         paths = sorted(runs)
-        series = run_series(paths, min_runs)
+        series = run_series(paths, min_runs, newest_protocol)
         if not series:
             raise ValueError(f"no latency series appears in {min_runs} or more of the {len(paths)} run files")
         source = f"repeated runs: each night drawn from one of a series' {min_runs}+ real whole-run medians"
+        if newest_protocol:
+            source += " (each kernel and case under the newest protocol it was timed with)"
     else:
         paths = paths or sorted(p for p in glob.glob("results/h200/*.json") if "noise" not in Path(p).name)
         series = noise_series(paths, min_samples=block * 20)
@@ -236,7 +252,7 @@ def run_benchmark(paths: list[str] | None = None, reps: int = 4, scales=(1.0, 3.
     noise = night_noise(series, block)
     t0 = time.time()
     doc = {"method": __doc__.strip(), "noise_source": source, "pelt_settings": asdict(pelt), "block": block,
-           "reps": reps, "nights": 60, "files": [Path(p).name for p in paths], "series": noise,
+           "reps": reps, "nights": 60, "files": [f"{Path(p).parent.name}/{Path(p).name}" for p in paths], "series": noise,
            "between_run_drift": between_run_drift(paths), "by_noise_scale": {}}
     with Pool(processes) as pool:
         for sc in scales:
@@ -284,14 +300,17 @@ def register(app) -> None:
                          runs: Optional[str] = typer.Option(None, "--runs", help="glob of repeated whole-run result "
                                                             "files: replay their real run-to-run noise"),
                          min_runs: int = typer.Option(8, "--min-runs", help="with --runs: series in fewer files are left out"),
-                         scales: str = typer.Option("1,3", "--scales", help="noise multipliers to evaluate")) -> None:
+                         scales: str = typer.Option("1,3", "--scales", help="noise multipliers to evaluate"),
+                         newest_protocol: bool = typer.Option(False, "--newest-protocol", help="with --runs: of a "
+                                                              "kernel and case timed under several protocol "
+                                                              "versions, replay only the newest")) -> None:
         """Benchmark the change-point detector on replayed real noise with injected steps."""
         files = sorted(glob.glob(runs, recursive=True)) if runs else None
         if runs and not files:
             raise typer.BadParameter(f"no files match {runs!r}", param_hint="--runs")
         try:
             doc = run_benchmark(reps=reps, processes=processes, runs=files, min_runs=min_runs,
-                                scales=tuple(float(x) for x in scales.split(",")))
+                                scales=tuple(float(x) for x in scales.split(",")), newest_protocol=newest_protocol)
         except ValueError as exc:
             raise typer.BadParameter(str(exc), param_hint="--runs") from exc
         out.write_text(json.dumps(doc, indent=1))

@@ -81,7 +81,9 @@ def test_detect_bench_on_repeated_runs_end_to_end(tmp_path):
     assert bad.returncode != 0 and "no files match" in (bad.stdout + bad.stderr)
 
 
-@pytest.mark.parametrize("name", ["detector_benchmark.json", "detector_benchmark_h200_repeats.json"])
+@pytest.mark.parametrize("name", ["detector_benchmark.json", "detector_benchmark_h200_repeats.json",
+                                  "detector_benchmark_h200_repeats_v2.json", "detector_benchmark_h200_repeats_v3.json",
+                                  "detector_benchmark_h200_newest_protocol.json"])
 def test_committed_figures_are_for_the_detector_as_configured(name):
     """Figures in docs/detector_benchmark.md come from these files: they must be re-run when a setting changes."""
     from dataclasses import asdict
@@ -95,7 +97,7 @@ def test_committed_figures_are_for_the_detector_as_configured(name):
 def test_repeats_figures_use_every_committed_repeated_run():
     doc = json.loads((ROOT / "results/detector_benchmark_h200_repeats.json").read_text())
     committed = sorted(p.name for p in (ROOT / "results/h200/repeats").glob("rep_*.json.gz"))
-    assert doc["files"] == committed and len(committed) >= 10
+    assert [f.rpartition("/")[2] for f in doc["files"]] == committed and len(committed) >= 10
     assert doc["noise_source"].startswith("repeated runs")
 
 
@@ -109,3 +111,19 @@ def test_noise_floor_matches_the_detector():
     noisy = resolution([1.0, 1.1, 0.9, 1.05, 0.95])
     assert noisy["resolvable_step"] > 0.1 and noisy["too_noisy"]
     assert resolution([2.0] * 5 + [1.0, 1.1, 0.9, 1.05, 0.95], window=5) == noisy  # the last `window` nights only
+
+
+def test_newest_protocol_replays_each_kernel_under_its_newest_timing_protocol():
+    """17 H200 runs under protocol v2 and 10 under v3 (which re-timed 28 of the 74 series)."""
+    from ci.detect_bench import run_series
+
+    paths = sorted(str(p) for p in (ROOT / "results/h200").glob("repeats_v[23]/rep_*.json.gz"))
+    both = run_series(paths, min_runs=10)
+    newest = run_series(paths, min_runs=10, newest_protocol=True)
+    assert len(both) == 74 + 28 and len(newest) == 74
+    by = {s["series"]: s for s in newest}
+    assert len(by) == 74  # one series per kernel and case
+    assert sum(s["protocol"].endswith("/v3") for s in newest) == 28
+    assert by["exp_approx/triton_hybrid3_f50/elem_n16m"]["protocol"].endswith("/v3")
+    assert len(by["exp_approx/triton_hybrid3_f50/elem_n16m"]["run_values"]) == 10
+    assert by["softmax_online/torch_sdpa/b4h16s4096d64"]["protocol"].endswith("/v2")
