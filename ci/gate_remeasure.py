@@ -22,7 +22,13 @@ def host_matches(cand: RunData) -> str | None:
     """None when this host has the candidate's hardware and software keys, else why not."""
     from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, fingerprint, key_of
 
+    from runners.timing import Protocol
+
     device = (cand.run.get("env") or {}).get("device") or "cpu"
+    theirs = (((cand.run.get("config") or {}).get("protocol") or {}).get("cuda_version", 1))
+    ours = Protocol().cuda_version
+    if device != "cpu" and theirs != ours:  # its samples would be named for a protocol this code does not run
+        return f"the candidate was timed under CUDA timing protocol v{theirs}, this checkout times v{ours}"
     env = fingerprint(device)
     if env.get("device") != device:
         return f"this host has no {device} device"
