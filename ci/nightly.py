@@ -40,7 +40,8 @@ def failures_of(session, doc: dict) -> list[dict]:
 def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[list[str]] = None) -> tuple[dict, int]:
     """Ingest a nightly document, detect, write nightly.md / nightly.html / nightly.json; (summary, exit code)."""
     from ci.detect import detect
-    from ci.report_nightly import summarize, to_html, to_markdown, too_noisy
+    from ci.detect_core import PeltSettings
+    from ci.report_nightly import new_histories, summarize, to_html, to_markdown, too_noisy
     from db.engine import open_db
     from db.ingest import ingest_doc
     from db.series import all_series
@@ -55,7 +56,8 @@ def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[li
     console.print(f"[bold]detected[/bold] {len(changes)} change points")
     with factory() as s:
         series = all_series(s, doc["run"]["tier"], techniques or None, with_samples=False)
-    summary = summarize(doc, changes, failures, too_noisy(series))
+    needed = 2 * PeltSettings().min_size  # nights before PELT can place a change in a series
+    summary = summarize(doc, changes, failures, too_noisy(series), new_histories(series, doc["run"]["id"], needed))
     md = to_markdown(summary)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "nightly.md").write_text(md)
@@ -64,7 +66,7 @@ def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[li
         {"run_id": doc["run"]["id"], "counts": summary["counts"],
          "new_regressions": [c.as_dict() for c in summary["new_regressions"]],
          "alerting": [c.as_dict() for c in summary["alerting"]], "failures": failures,
-         "too_noisy": summary["too_noisy"]}, indent=1, default=str))
+         "too_noisy": summary["too_noisy"], "new_histories": summary["new_histories"]}, indent=1, default=str))
     console.print(f"[bold]report[/bold] {out_dir / 'nightly.md'}, {out_dir / 'nightly.html'}")
     code = 1 if summary["new_regressions"] or summary["new_failures"] else 0
     return summary, code

@@ -28,8 +28,35 @@ def too_noisy(series: dict[SeriesKey, list[Point]], min_nights: int = 8) -> list
     return sorted(out, key=lambda d: -d["night_cv"])
 
 
+def new_histories(series: dict[SeriesKey, list[Point]], run_id: str, needed: int) -> list[dict]:
+    """Series that began a new history in the last `needed` nights because their identity changed
+    (timing protocol or software) while an older history of the same benchmark on the same hardware
+    exists: detection is blind on them until they have `needed` nights. One row per kind of change."""
+    by_subject: dict[tuple, list[SeriesKey]] = {}
+    for key in series:
+        by_subject.setdefault((key.subject, key.hardware_key), []).append(key)
+    groups: dict[tuple[str, str], dict] = {}
+    for key, pts in series.items():
+        if run_id not in {p.run_id for p in pts} or len(pts) >= needed:
+            continue
+        start = min(p.started_at for p in pts)
+        older = [k for k in by_subject[(key.subject, key.hardware_key)]
+                 if k != key and min(p.started_at for p in series[k]) < start]
+        if not older:
+            continue  # a new benchmark, not a restarted one
+        prev = max(older, key=lambda k: max(p.started_at for p in series[k]))
+        if prev.protocol != key.protocol:
+            change = ("timing protocol", f"{prev.protocol or '?'} -> {key.protocol or '?'}")
+        else:
+            change = ("software", "driver/CUDA/torch/triton/python changed")
+        g = groups.setdefault(change, {"what": change[0], "change": change[1], "series": 0, "nights": len(pts)})
+        g["series"] += 1
+        g["nights"] = min(g["nights"], len(pts))
+    return [{**g, "needed": needed} for g in sorted(groups.values(), key=lambda g: -g["series"])]
+
+
 def summarize(run_doc: dict, changes: list[Detected], failures: list[dict],
-              noisy: list[dict] | None = None) -> dict:
+              noisy: list[dict] | None = None, restarted: list[dict] | None = None) -> dict:
     """Counts and lists the two renderings share."""
     counts: dict[str, int] = {}
     for r in run_doc["results"]:
@@ -38,7 +65,8 @@ def summarize(run_doc: dict, changes: list[Detected], failures: list[dict],
     alerting = [c for c in changes if not c.acknowledged]
     return {"run": run_doc["run"], "counts": counts, "new_regressions": new_reg, "alerting": alerting,
             "acknowledged": [c for c in changes if c.acknowledged], "failures": failures,
-            "new_failures": [f for f in failures if f["new"]], "too_noisy": noisy or []}
+            "new_failures": [f for f in failures if f["new"]], "too_noisy": noisy or [],
+            "new_histories": restarted or []}
 
 
 def to_markdown(s: dict) -> str:
@@ -70,6 +98,14 @@ def to_markdown(s: dict) -> str:
             msg = (f["error"] or "").replace("|", "\\|").replace("\n", " ")[:160]
             lines.append(f"| `{f['series']}` | {f['status']} | {'yes' if f['new'] else ''} | {msg} |")
         lines.append("")
+    if s.get("new_histories"):
+        lines += ["### New histories: detection starts again", "",
+                  "These series changed identity, so their earlier nights are a different series and the "
+                  "detector cannot alert on them until they have enough nights of their own.", "",
+                  "| what changed | change | series | nights so far | nights before an alert is possible |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {g['what']} | `{g['change']}` | {g['series']} | {g['nights']} | {g['needed']} |"
+                  for g in s["new_histories"]] + [""]
     if s.get("too_noisy"):
         lines += ["### Too noisy to catch a 5% change", "",
                   "Their last nights scatter so much that only a larger step can be found within 2 nights; "
