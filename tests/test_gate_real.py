@@ -6,6 +6,7 @@
 - anti-gaming: a >10x speedup is flagged and its correctness re-checked on fresh inputs.
 """
 import json
+import statistics
 import re
 import os
 from pathlib import Path
@@ -247,8 +248,12 @@ def test_an_ambiguous_series_is_remeasured_before_deciding(runs, tmp_path):
         if r["metric"] == "latency_ms" and r["case"] == "m192n160k256":
             base = json.loads(runs["base"].read_text())
             src = next(b for b in base["results"] if b["metric"] == "latency_ms" and b["case"] == "m192n160k256")
-            r["samples"] = [x * 1.24 for x in src["samples"]]  # just under the 25% host minimum effect
-            r["value"] = src["value"] * 1.24
+            # Half the samples 10% slower, half 30%: the median moves by about 20%, under the 25% host
+            # minimum effect, and its bootstrap CI spans both modes, so it straddles 25% however quiet the
+            # host was (a plain x1.24 copy of a quiet run gave a CI wholly under 25%: "stable").
+            even = src["samples"][: len(src["samples"]) // 2 * 2]
+            r["samples"] = [x * (1.10 if i % 2 == 0 else 1.30) for i, x in enumerate(even)]
+            r["value"] = statistics.median(r["samples"])
     doc["run"]["id"] = "borderline"
     cand = tmp_path / "borderline.json"
     cand.write_text(json.dumps(doc))
