@@ -175,7 +175,8 @@ def _timed_calls(step: Callable[[], None], flush_buf, n: int) -> list[float]:
 def measure(fn: Callable[[], None], device: str, proto: Protocol, graph: bool | None = None) -> tuple[list[float], dict]:
     """Time fn; returns (raw samples in ms, summary stats incl. the protocol name).
 
-    graph: True replays a CUDA graph, False launches directly, None decides by call length."""
+    graph: True replays a CUDA graph, False launches directly, None: a graph unless the call syncs
+    with the host or needs over proto.graph_max_scratch of the GPU as scratch."""
     if device == "cpu":
         samples, graph = _time_cpu(fn, proto), False
     else:
