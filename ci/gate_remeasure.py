@@ -21,7 +21,6 @@ class Remeasurement:
 def host_matches(cand: RunData) -> str | None:
     """None when this host has the candidate's hardware and software keys, else why not."""
     from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, fingerprint, key_of
-
     from runners.timing import Protocol
 
     device = (cand.run.get("env") or {}).get("device") or "cpu"

@@ -35,16 +35,16 @@ def new_histories(series: dict[SeriesKey, list[Point]], run_id: str, needed: int
     by_subject: dict[tuple, list[SeriesKey]] = {}
     for key in series:
         by_subject.setdefault((key.subject, key.hardware_key), []).append(key)
+    first = {k: min(p.started_at for p in pts) for k, pts in series.items() if pts}
+    last = {k: max(p.started_at for p in pts) for k, pts in series.items() if pts}
     groups: dict[tuple[str, str], dict] = {}
     for key, pts in series.items():
-        if run_id not in {p.run_id for p in pts} or len(pts) >= needed:
+        if len(pts) >= needed or run_id not in {p.run_id for p in pts}:
             continue
-        start = min(p.started_at for p in pts)
-        older = [k for k in by_subject[(key.subject, key.hardware_key)]
-                 if k != key and min(p.started_at for p in series[k]) < start]
+        older = [k for k in by_subject[(key.subject, key.hardware_key)] if k != key and k in first and first[k] < first[key]]
         if not older:
             continue  # a new benchmark, not a restarted one
-        prev = max(older, key=lambda k: max(p.started_at for p in series[k]))
+        prev = max(older, key=last.__getitem__)
         if prev.protocol != key.protocol:
             change = ("timing protocol", f"{prev.protocol or '?'} -> {key.protocol or '?'}")
         else:
