@@ -87,7 +87,7 @@ def detect(session, tier: str = "nightly", techniques: Optional[list[str]] = Non
         since = _aware(ack_list[-1].from_started_at) if ack_list else None
         pts: list[Point] = [p for p in points if p.status == "ok" and p.value is not None and p.value > 0
                             and (since is None or _aware(p.started_at) >= since)]
-        if len(pts) < 2 * settings.min_size:
+        if len(pts) < settings.min_nights:
             continue
         for ch in pelt_changes([p.value for p in pts], settings):
             p = pts[ch.index]

@@ -57,6 +57,7 @@ def run_series(paths: list[str], min_runs: int = 8, newest_protocol: bool = Fals
     `min_runs` files are left out). The real night-to-night noise, drift between runs included.
     newest_protocol: of one kernel and case timed under several protocol versions, keep the newest."""
     from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, key_of
+    from runners.timing import protocol_version
 
     groups: dict[tuple, list[float]] = {}
     for _, doc in result_docs(paths):
@@ -71,17 +72,11 @@ def run_series(paths: list[str], min_runs: int = 8, newest_protocol: bool = Fals
     if newest_protocol:
         newest: dict[tuple, tuple] = {}
         for k in kept:
-            if k[:5] not in newest or _protocol_version(k[5]) > _protocol_version(newest[k[:5]][5]):
+            if k[:5] not in newest or protocol_version(k[5]) > protocol_version(newest[k[:5]][5]):
                 newest[k[:5]] = k
         kept = {k: kept[k] for k in newest.values()}
     return [{"file": f"{len(v)} runs", "series": "/".join(k[2:5]), "protocol": k[5], "run_values": v}
             for k, v in sorted(kept.items(), key=lambda kv: kv[0][2:5])]
-
-
-def _protocol_version(name: str | None) -> int:
-    """"cuda-events+l2flush+graph/v3" -> 3; 0 when unversioned."""
-    tail = (name or "").rpartition("/v")[2]
-    return int(tail) if tail.isdigit() else 0
 
 
 def replay_series(ser: dict, nights: int, block: int, rng: np.random.Generator, scale: float = 1.0) -> np.ndarray:

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from db.noise import MIN_REL
+
 
 @dataclass(frozen=True)
 class PeltSettings:
@@ -25,7 +27,7 @@ class PeltSettings:
     # CV < 2%): a 3-night minimum segment cut transient false alarms by 3x at the same 5%-step recall.
     beta: float = 4.0  # penalty multiplier on sigma^2 log(n)
     min_size: int = 3  # nights per segment, at least: a change is confirmed by 3 nights (delay <= 2)
-    min_rel: float = 0.03  # smallest relative change reported
+    min_rel: float = MIN_REL  # smallest relative change reported (db.noise uses it for the noise floor)
     sigma_floor: float = 0.002  # relative noise never assumed below 0.2%
     window: int = 20  # nights looked at when run online
     # Chosen on the 17 repeated H200 runs (73 series); the benchmark's figures are on those runs and,
@@ -33,6 +35,11 @@ class PeltSettings:
     recurring_tol: float = 0.01  # a new level within 1% of...
     recurring_min: int = 2  # ...at least this many of...
     history: int = 40  # ...the nights before the change is a level already visited: not reported
+
+    @property
+    def min_nights(self) -> int:
+        """Nights a series needs before a change can be placed in it (a segment each side)."""
+        return 2 * self.min_size
 
 
 @dataclass
@@ -58,7 +65,7 @@ def pelt_changes(values: list[float], s: PeltSettings = PeltSettings(),
     import ruptures
 
     x = np.asarray([v for v in values], dtype=float)
-    if len(x) < 2 * s.min_size or np.any(~np.isfinite(x)) or np.any(x <= 0):
+    if len(x) < s.min_nights or np.any(~np.isfinite(x)) or np.any(x <= 0):
         return []
     logs = np.log(x)
     sigma = max(robust_sigma(logs), s.sigma_floor)

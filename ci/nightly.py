@@ -56,8 +56,8 @@ def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[li
     console.print(f"[bold]detected[/bold] {len(changes)} change points")
     with factory() as s:
         series = all_series(s, doc["run"]["tier"], techniques or None, with_samples=False)
-    needed = 2 * PeltSettings().min_size  # nights before PELT can place a change in a series
-    summary = summarize(doc, changes, failures, too_noisy(series), new_histories(series, doc["run"]["id"], needed))
+    summary = summarize(doc, changes, failures, too_noisy(series),
+                        new_histories(series, doc["run"]["id"], PeltSettings().min_nights))
     md = to_markdown(summary)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "nightly.md").write_text(md)

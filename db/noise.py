@@ -6,7 +6,7 @@ import numpy as np
 # From the detector benchmark on 17 repeated H200 runs (docs/detector_benchmark.md): PELT found 5%
 # steps within 2 nights in 92-99% of cases where the night CV was under 2%, and in at most 25% above.
 CV_FACTOR = 2.5
-MIN_REL = 0.03  # the detector never reports a change under 3% (ci.detect_core.PeltSettings.min_rel)
+MIN_REL = 0.03  # the detector never reports a change under 3% (ci.detect_core.PeltSettings.min_rel's default)
 TARGET_STEP = 0.05  # the change a series must be able to show (the detector benchmark's target)
 WINDOW = 20  # nights looked at
 

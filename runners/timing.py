@@ -41,6 +41,12 @@ class Protocol:
         return "+".join(parts) + f"/v{self.cuda_version}"
 
 
+def protocol_version(name: str | None) -> int:
+    """The version of a protocol name from Protocol.name: "cuda-events+l2flush+graph/v3" -> 3; 0 if none."""
+    tail = (name or "").rpartition("/v")[2]
+    return int(tail) if tail.isdigit() else 0
+
+
 def _time_cpu(fn: Callable[[], None], proto: Protocol) -> list[float]:
     for _ in range(proto.warmup_reps):
         fn()
@@ -78,7 +84,8 @@ def _capture(fn: Callable[[], None]):
     with torch.cuda.stream(s):
         fn()  # warm-up on a side stream before capture, as torch's docs require
     torch.cuda.current_stream().wait_stream(s)
-    # while capturing, the allocator cannot cudaFree cached blocks to make room: give them back first
+    # the graph's private pool cannot reuse blocks cached by eager calls, and while capturing the
+    # allocator cannot cudaFree them to make room: give them back first
     torch.cuda.synchronize()
     torch.cuda.empty_cache()
     g = torch.cuda.CUDAGraph()
@@ -121,8 +128,7 @@ def _time_cuda(fn: Callable[[], None], proto: Protocol, graph: bool | None) -> t
     flush_buf = torch.empty(2 * l2, dtype=torch.int8, device="cuda") if proto.flush_l2 else None
     for _ in range(proto.warmup_reps):
         fn()
-    torch.cuda.synchronize()
-    scratch, syncs = _scratch_and_host_sync(fn)
+    scratch, syncs = _scratch_and_host_sync(fn)  # synchronizes first
     step = fn
     if graph is None:  # deterministic: the same impl and case are timed the same way in every run
         # A graph keeps a second copy of the call's scratch memory in its private pool, and a capture
@@ -131,7 +137,6 @@ def _time_cuda(fn: Callable[[], None], proto: Protocol, graph: bool | None) -> t
         graph = scratch <= proto.graph_max_scratch * torch.cuda.get_device_properties(dev).total_memory
     graph = graph and not syncs  # its capture would fail, and a failed capture breaks torch 2.11
     if graph:
-        torch.cuda.empty_cache()  # the graph's private pool cannot reuse blocks cached by eager calls
         try:
             step = _capture(fn).replay
         except RuntimeError:  # not capturable (host sync inside, or no memory for a second pool)

@@ -32,3 +32,11 @@ def test_warm_up_covers_the_warm_up_time():
     assert extra_warmup_calls(0.0023, P) == 10  # 11 calls of 2.3 ms
     assert extra_warmup_calls(1.1, P) == 0  # one call of a second is warm-up enough
     assert extra_warmup_calls(0.0, P) == P.max_reps
+
+
+def test_protocol_version_reads_back_what_name_writes():
+    from runners.timing import protocol_version
+
+    assert protocol_version(P.name("cuda", True)) == P.cuda_version == 3
+    assert protocol_version("cuda-events+l2flush/v2") == 2
+    assert protocol_version("pytest-benchmark") == 0 and protocol_version(None) == 0
