@@ -67,6 +67,13 @@ def plan(opts: RunOptions):
         missing = [n for n in opts.impls if n not in known]
         if missing:
             raise KeyError(f"unknown implementation(s) {missing}; known: {sorted(known)}")
+    if opts.cases:
+        known = {c.id for t in techs for c in t.cases}
+        missing = [c for c in opts.cases if c not in known]
+        if missing:
+            raise KeyError(f"unknown case(s) {missing}; known: {sorted(known)}")
+    if not jobs:
+        raise KeyError(f"the selection matches no case of tier {opts.tier!r}")
     return jobs
 
 
@@ -77,11 +84,11 @@ def execute(opts: RunOptions, out_path=None, on_result=None, progress=None) -> R
     device = opts.device if opts.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     env = fingerprint(device)
     seed = opts.seed if opts.seed is not None else random.randrange(1, 2**31 - 20_000)
+    jobs = plan(opts)  # before the result file: a bad selection leaves no file behind
     config = {"techniques": opts.techniques, "impls": opts.impls, "cases": opts.cases,
               "device": device, "seed": seed, "timeout_s": opts.timeout_s,
               "protocol": asdict(opts.protocol)}
     rf = ResultFile(out_path, new_run(opts.tier, opts.reason, git_state(str(ROOT)), env, config))
-    jobs = plan(opts)
     caps = _capabilities(device)
     worker: Worker | None = None
     try:
