@@ -61,7 +61,8 @@ def remeasure(cand: RunData, subjects: set[tuple[str, str, str]], timeout_s: flo
     config = cand.run.get("config") or {}
     proto_fields = config.get("protocol") or {}
     try:
-        proto = Protocol(**proto_fields)
+        # a candidate timed before placements existed was timed on one: re-time it the same way
+        proto = Protocol(**{"placements": 1, **proto_fields})
     except TypeError:
         proto = Protocol()
     used_seed = config.get("seed")

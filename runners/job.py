@@ -8,6 +8,7 @@ import time
 import traceback
 
 from runners.correctness import ReferenceCache, check
+from runners.placements import operand_bytes, placed_copies
 from runners.timing import Protocol, measure
 
 
@@ -109,7 +110,9 @@ def run_job(tech, impl, case, device: str, seed0: int, proto: Protocol, cache: R
 
     clock_before = sm_clock_mhz() if device == "cuda" else None
     t0 = time.perf_counter()
-    samples, stats = measure(lambda: fn(out, **inputs), device, proto, graph=impl.graph)
+    copies = placed_copies(inputs, out, proto.placements_for(device, operand_bytes((inputs, out))))
+    calls = [lambda i=i, o=o: fn(o, **i) for i, o, _ in copies]
+    samples, stats = measure(calls if len(calls) > 1 else calls[0], device, proto, graph=impl.graph)
     stats.update(sm_clock_before_mhz=clock_before,
                  sm_clock_after_mhz=sm_clock_mhz() if device == "cuda" else None,
                  wall_s=round(time.perf_counter() - t0, 3),

@@ -32,13 +32,26 @@ class Protocol:
     warmup_s: float = 0.025  # as triton.testing.do_bench's default warm-up
     min_time_s: float = 0.1
     graph_max_scratch: float = 0.25  # no graph for calls whose scratch memory exceeds this share of the GPU
+    # A call whose operands total at most placement_max_bytes is timed on `placements` copies of
+    # them at different addresses, batches taken in turn, samples pooled. On the H200 the median of
+    # cuBLAS fp64 256^3 (1.5 MiB of operands, 7 us after an L2 flush) depended on where its operands
+    # were allocated: 12 fresh allocations in one process spread 11% while one allocation re-timed
+    # agreed within 0.5%, and 19 whole runs had a night CV of 3.3%. Only calls this small change
+    # their protocol name ("+place8"); the decision is by bytes, so it is the same in every run.
+    placements: int = 8
+    placement_max_bytes: int = 16 << 20
 
-    def name(self, device: str, graph: bool) -> str:
-        """e.g. "cuda-events+l2flush+graph/v3" or "cpu-perfcounter/v1"."""
+    def name(self, device: str, graph: bool, placements: int = 1) -> str:
+        """e.g. "cuda-events+l2flush+graph/v3", "cuda-events+l2flush+graph+place8/v3" or "cpu-perfcounter/v1"."""
         if device == "cpu":
             return "cpu-perfcounter/v1"
         parts = ["cuda-events"] + (["l2flush"] if self.flush_l2 else []) + (["graph"] if graph else [])
+        parts += [f"place{placements}"] if placements > 1 else []
         return "+".join(parts) + f"/v{self.cuda_version}"
+
+    def placements_for(self, device: str, operand_bytes: int) -> int:
+        """How many operand copies a call with operand_bytes of inputs and outputs is timed on."""
+        return self.placements if device == "cuda" and operand_bytes <= self.placement_max_bytes else 1
 
 
 def protocol_version(name: str | None) -> int:
@@ -120,25 +133,26 @@ def _scratch_and_host_sync(fn: Callable[[], None]) -> tuple[int, bool]:
     return torch.cuda.max_memory_allocated() - held, syncs
 
 
-def _time_cuda(fn: Callable[[], None], proto: Protocol, graph: bool | None) -> tuple[list[float], bool]:
+def _time_cuda(fns: list[Callable[[], None]], proto: Protocol, graph: bool | None) -> tuple[list[float], bool]:
     import torch
 
+    fn = fns[0]
     dev = torch.cuda.current_device()
     l2 = getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 64 << 20) or (64 << 20)
     flush_buf = torch.empty(2 * l2, dtype=torch.int8, device="cuda") if proto.flush_l2 else None
     for _ in range(proto.warmup_reps):
         fn()
     scratch, syncs = _scratch_and_host_sync(fn)  # synchronizes first
-    step = fn
     if graph is None:  # deterministic: the same impl and case are timed the same way in every run
         # A graph keeps a second copy of the call's scratch memory in its private pool, and a capture
         # that fails keeps that pool until the process exits (pytorch/pytorch#190348). Calls this
         # large run for milliseconds, where a graph saves nothing measurable.
         graph = scratch <= proto.graph_max_scratch * torch.cuda.get_device_properties(dev).total_memory
     graph = graph and not syncs  # its capture would fail, and a failed capture breaks torch 2.11
+    steps = list(fns)
     if graph:
         try:
-            step = _capture(fn).replay
+            steps = [_capture(f).replay for f in fns]
         except RuntimeError:  # not capturable (host sync inside, or no memory for a second pool)
             graph = False
         if not graph:
@@ -146,16 +160,21 @@ def _time_cuda(fn: Callable[[], None], proto: Protocol, graph: bool | None) -> t
             torch.cuda.synchronize()
             gc.collect()
             torch.cuda.empty_cache()
-    more = extra_warmup_calls(_timed_calls(step, flush_buf, 1)[0] / 1e3, proto)
-    if more:
-        _timed_calls(step, flush_buf, more)
+    more = extra_warmup_calls(_timed_calls(steps[0], flush_buf, 1)[0] / 1e3, proto)
+    per = math.ceil(more / len(steps))
+    for i, step in enumerate(steps):
+        k = per if i == 0 else max(1, per)  # every placement runs at least once before it is timed
+        if k:
+            _timed_calls(step, flush_buf, k)
     samples: list[float] = []
     spent = 0.0
+    n = 0
     while len(samples) < proto.max_reps:
-        batch = _timed_calls(step, flush_buf, proto.batch)
+        batch = _timed_calls(steps[n % len(steps)], flush_buf, proto.batch)  # placements in turn
+        n += 1
         samples.extend(batch)
         spent += sum(batch) / 1e3
-        if _done(samples, spent, proto, proto.min_time_s):
+        if n % len(steps) == 0 and _done(samples, spent, proto, proto.min_time_s):
             break
     return samples, graph
 
@@ -177,15 +196,23 @@ def _timed_calls(step: Callable[[], None], flush_buf, n: int) -> list[float]:
     return [s.elapsed_time(e) for s, e in events]
 
 
-def measure(fn: Callable[[], None], device: str, proto: Protocol, graph: bool | None = None) -> tuple[list[float], dict]:
+def measure(fn: Callable[[], None] | list[Callable[[], None]], device: str, proto: Protocol,
+            graph: bool | None = None) -> tuple[list[float], dict]:
     """Time fn; returns (raw samples in ms, summary stats incl. the protocol name).
 
+    fn: one call, or the same call on operand copies at different addresses (placements; CUDA only),
+    timed a batch each in turn with the samples pooled.
     graph: True replays a CUDA graph, False launches directly, None: a graph unless the call syncs
     with the host or needs over proto.graph_max_scratch of the GPU as scratch."""
+    fns = list(fn) if isinstance(fn, (list, tuple)) else [fn]
     if device == "cpu":
-        samples, graph = _time_cpu(fn, proto), False
+        samples, graph = _time_cpu(fns[0], proto), False
+        fns = fns[:1]
     else:
-        samples, graph = _time_cuda(fn, proto, graph)
+        samples, graph = _time_cuda(fns, proto, graph)
     stats = summarize(samples)
-    stats["protocol"] = proto.name(device, graph)
+    stats["protocol"] = proto.name(device, graph, len(fns))
+    if len(fns) > 1:  # sample i came from placement (i // batch) % len(fns)
+        per = [[x for i, x in enumerate(samples) if (i // proto.batch) % len(fns) == p] for p in range(len(fns))]
+        stats["placement_medians"] = [summarize(x)["median"] for x in per]
     return samples, stats

@@ -6,7 +6,7 @@ from runners.timing import Protocol, measure
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 GIB = 1 << 30
-QUICK = Protocol(max_time_s=0.2, min_reps=10, max_reps=20)
+QUICK = Protocol(max_time_s=0.2, min_reps=10, max_reps=160)
 
 
 def _reserved_after_cleanup() -> int:
@@ -41,3 +41,18 @@ def test_a_call_with_a_host_sync_falls_back_to_plain_launches():
     y = torch.randn(1 << 20, device="cuda")  # the failed capture left the device usable
     _, stats = measure(lambda: y.mul_(1.0), "cuda", QUICK)
     assert "graph" in stats["protocol"]
+
+
+def test_a_small_call_on_placements_pools_samples_from_every_copy():
+    from runners.placements import placed_copies
+
+    a, b = torch.randn(256, 256, dtype=torch.float64, device="cuda"), torch.randn(256, 256, dtype=torch.float64, device="cuda")
+    out = torch.empty_like(a)
+    copies = placed_copies({"a": a, "b": b}, out, QUICK.placements)
+    calls = [lambda i=i, o=o: torch.matmul(i["a"], i["b"], out=o) for i, o, _ in copies]
+    samples, stats = measure(calls, "cuda", QUICK)
+    assert stats["protocol"] == "cuda-events+l2flush+graph+place8/v3"
+    assert len(stats["placement_medians"]) == 8 and all(m > 0 for m in stats["placement_medians"])
+    assert len(samples) % (8 * QUICK.batch) == 0
+    for i, o, _ in copies:  # every copy really ran the product
+        torch.testing.assert_close(o, a @ b)

@@ -40,3 +40,11 @@ def test_protocol_version_reads_back_what_name_writes():
     assert protocol_version(P.name("cuda", True)) == P.cuda_version == 3
     assert protocol_version("cuda-events+l2flush/v2") == 2
     assert protocol_version("pytest-benchmark") == 0 and protocol_version(None) == 0
+
+
+def test_only_small_cuda_calls_are_timed_on_several_placements():
+    assert P.placements_for("cuda", 1_572_864) == P.placements == 8  # fp64 256^3: 1.5 MiB of operands
+    assert P.placements_for("cuda", (16 << 20) + 1) == 1
+    assert P.placements_for("cpu", 1024) == 1
+    assert P.name("cuda", True, 8) == "cuda-events+l2flush+graph+place8/v3"
+    assert P.name("cuda", True, 1) == P.name("cuda", True)
