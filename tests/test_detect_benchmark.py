@@ -84,7 +84,8 @@ def test_detect_bench_on_repeated_runs_end_to_end(tmp_path):
 @pytest.mark.parametrize("name", ["detector_benchmark.json", "detector_benchmark_h200_repeats.json",
                                   "detector_benchmark_h200_repeats_v2.json", "detector_benchmark_h200_repeats_v3.json",
                                   "detector_benchmark_h200_newest_protocol.json",
-                                  "detector_benchmark_h200_repeats_v3_full.json"])
+                                  "detector_benchmark_h200_repeats_v3_full.json",
+                                  "detector_benchmark_h200_placements.json"])
 def test_committed_figures_are_for_the_detector_as_configured(name):
     """Figures in docs/detector_benchmark.md come from these files: they must be re-run when a setting changes."""
     from dataclasses import asdict
