@@ -292,17 +292,21 @@ def register(app) -> None:
     def detect_bench_cmd(out: Path = typer.Option(Path("results/detector_benchmark.json"), "--out"),
                          md: Optional[Path] = typer.Option(None, "--markdown", help="also write the tables here"),
                          reps: int = typer.Option(4, "--reps"), processes: int = typer.Option(2, "--processes"),
-                         runs: Optional[str] = typer.Option(None, "--runs", help="glob of repeated whole-run result "
-                                                            "files: replay their real run-to-run noise"),
+                         runs: Optional[list[str]] = typer.Option(None, "--runs", help="glob of repeated whole-run "
+                                                                  "result files: replay their real run-to-run noise "
+                                                                  "(repeatable; a file matched twice counts once)"),
                          min_runs: int = typer.Option(8, "--min-runs", help="with --runs: series in fewer files are left out"),
                          scales: str = typer.Option("1,3", "--scales", help="noise multipliers to evaluate"),
                          newest_protocol: bool = typer.Option(False, "--newest-protocol", help="with --runs: of a "
                                                               "kernel and case timed under several protocol "
                                                               "versions, replay only the newest")) -> None:
         """Benchmark the change-point detector on replayed real noise with injected steps."""
-        files = sorted(glob.glob(runs, recursive=True)) if runs else None
-        if runs and not files:
-            raise typer.BadParameter(f"no files match {runs!r}", param_hint="--runs")
+        files = None
+        for pattern in runs or []:
+            matched = glob.glob(pattern, recursive=True)
+            if not matched:
+                raise typer.BadParameter(f"no files match {pattern!r}", param_hint="--runs")
+            files = sorted(set(files or []) | set(matched))
         try:
             doc = run_benchmark(reps=reps, processes=processes, runs=files, min_runs=min_runs,
                                 scales=tuple(float(x) for x in scales.split(",")), newest_protocol=newest_protocol)

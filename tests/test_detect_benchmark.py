@@ -69,7 +69,9 @@ def test_detect_bench_on_repeated_runs_end_to_end(tmp_path):
 
     _run_files(tmp_path, 10)
     out = tmp_path / "bench.json"
-    p = kwatch("detect-bench", "--runs", str(tmp_path / "run*.json"), "--out", str(out), "--reps", "1",
+    # two globs, overlapping on run04/run05: each file counts once
+    p = kwatch("detect-bench", "--runs", str(tmp_path / "run0[0-5].json"), "--runs", str(tmp_path / "run0[4-9].json"),
+               "--out", str(out), "--reps", "1",
                "--scales", "1", "--processes", "1", "--min-runs", "10")
     assert p.returncode == 0, p.stdout + p.stderr
     doc = json.loads(out.read_text())
@@ -77,7 +79,8 @@ def test_detect_bench_on_repeated_runs_end_to_end(tmp_path):
     pelt = doc["by_noise_scale"]["1.0"]["all series"]["pelt (ruptures)"]
     assert pelt["steps"]["0.2"]["recall_by_end"] > 0.8
     assert "Noise: repeated runs" in p.stdout
-    bad = kwatch("detect-bench", "--runs", str(tmp_path / "nothing*.json"), "--out", str(out))
+    bad = kwatch("detect-bench", "--runs", str(tmp_path / "run*.json"), "--runs", str(tmp_path / "nothing*.json"),
+                 "--out", str(out))
     assert bad.returncode != 0 and "no files match" in (bad.stdout + bad.stderr)
 
 
