@@ -147,7 +147,8 @@ def _time_cuda(fns: list[Callable[[], None]], proto: Protocol, graph: bool | Non
         # A graph keeps a second copy of the call's scratch memory in its private pool, and a capture
         # that fails keeps that pool until the process exits (pytorch/pytorch#190348). Calls this
         # large run for milliseconds, where a graph saves nothing measurable.
-        graph = scratch <= proto.graph_max_scratch * torch.cuda.get_device_properties(dev).total_memory
+        # (one pool per placement)
+        graph = scratch * len(fns) <= proto.graph_max_scratch * torch.cuda.get_device_properties(dev).total_memory
     graph = graph and not syncs  # its capture would fail, and a failed capture breaks torch 2.11
     steps = list(fns)
     if graph:
