@@ -227,9 +227,11 @@ def between_run_drift(paths: list[str]) -> list[dict]:
 
 def run_benchmark(paths: list[str] | None = None, reps: int = 4, scales=(1.0, 3.0), block: int = 10,
                   seed: int = 0, pelt: PeltSettings = PeltSettings(), processes: int = 2,
-                  runs: list[str] | None = None, min_runs: int = 8, newest_protocol: bool = False) -> dict:
+                  runs: list[str] | None = None, min_runs: int = 8, newest_protocol: bool = False,
+                  progress=None) -> dict:
     """The whole benchmark: all series, and by noise bucket (series in parallel). Noise from the
-    committed H200 files' within-run samples, or with `runs` from repeated whole runs (one night each)."""
+    committed H200 files' within-run samples, or with `runs` from repeated whole runs (one night each).
+    progress(done, total, label) is called as each series is done at each noise scale."""
     from multiprocessing import Pool
 
     if runs:
@@ -252,7 +254,12 @@ def run_benchmark(paths: list[str] | None = None, reps: int = 4, scales=(1.0, 3.
     with Pool(processes) as pool:
         for sc in scales:
             kw = {"reps": reps, "block": block, "scale": sc, "seed": seed, "pelt": pelt}
-            parts = pool.map(_evaluate_one, [(s, kw) for s in series])
+            parts = []
+            for part in pool.imap(_evaluate_one, [(s, kw) for s in series]):  # in order, as they finish
+                parts.append(part)
+                if progress:
+                    done = len(parts) + len(series) * list(scales).index(sc)
+                    progress(done, len(series) * len(scales), f"noise x{sc:g}")
             entry = {"all series": _merge(parts)}
             for lo, hi, name in BUCKETS:
                 sel = [p for p, n in zip(parts, noise) if lo <= n["night_cv_robust"] * sc < hi]
@@ -307,11 +314,19 @@ def register(app) -> None:
             if not matched:
                 raise typer.BadParameter(f"no files match {pattern!r}", param_hint="--runs")
             files = sorted(set(files or []) | set(matched))
-        try:
-            doc = run_benchmark(reps=reps, processes=processes, runs=files, min_runs=min_runs,
-                                scales=tuple(float(x) for x in scales.split(",")), newest_protocol=newest_protocol)
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--runs") from exc
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=Console(stderr=True)) as bar:
+            task = bar.add_task("reading runs", total=None)
+            try:
+                doc = run_benchmark(reps=reps, processes=processes, runs=files, min_runs=min_runs,
+                                    scales=tuple(float(x) for x in scales.split(",")), newest_protocol=newest_protocol,
+                                    progress=lambda d, t, label: bar.update(task, completed=d, total=t,
+                                                                            description=f"series, {label}"))
+            except ValueError as exc:
+                raise typer.BadParameter(str(exc), param_hint="--runs") from exc
         out.write_text(json.dumps(doc, indent=1))
         if md:
             md.write_text(to_markdown(doc))

@@ -79,6 +79,7 @@ def test_detect_bench_on_repeated_runs_end_to_end(tmp_path):
     pelt = doc["by_noise_scale"]["1.0"]["all series"]["pelt (ruptures)"]
     assert pelt["steps"]["0.2"]["recall_by_end"] > 0.8
     assert "Noise: repeated runs" in p.stdout
+    assert "series, noise x1" in p.stderr  # progress, on stderr so the tables stay clean on stdout
     bad = kwatch("detect-bench", "--runs", str(tmp_path / "run*.json"), "--runs", str(tmp_path / "nothing*.json"),
                  "--out", str(out))
     assert bad.returncode != 0 and "no files match" in (bad.stdout + bad.stderr)
