@@ -35,8 +35,8 @@ def placed_copies(inputs: dict, out, n: int) -> list[tuple]:
     import torch
 
     copies = [(inputs, out, None)]
+    device = next((t.device for t in inputs.values() if isinstance(t, torch.Tensor)), "cpu")
     for i in range(1, n):
-        device = next((t.device for t in inputs.values() if isinstance(t, torch.Tensor)), "cpu")
         pad = torch.empty((2 << 20) * i + 4096 * 37 * i, dtype=torch.int8, device=device)
         copies.append((_copy(inputs), _copy(out), pad))
     return copies
