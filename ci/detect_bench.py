@@ -252,14 +252,13 @@ def run_benchmark(paths: list[str] | None = None, reps: int = 4, scales=(1.0, 3.
            "reps": reps, "nights": 60, "files": [f"{Path(p).parent.name}/{Path(p).name}" for p in paths], "series": noise,
            "between_run_drift": between_run_drift(paths), "by_noise_scale": {}}
     with Pool(processes) as pool:
-        for sc in scales:
+        for k, sc in enumerate(scales):
             kw = {"reps": reps, "block": block, "scale": sc, "seed": seed, "pelt": pelt}
             parts = []
             for part in pool.imap(_evaluate_one, [(s, kw) for s in series]):  # in order, as they finish
                 parts.append(part)
                 if progress:
-                    done = len(parts) + len(series) * list(scales).index(sc)
-                    progress(done, len(series) * len(scales), f"noise x{sc:g}")
+                    progress(k * len(series) + len(parts), len(series) * len(scales), f"noise x{sc:g}")
             entry = {"all series": _merge(parts)}
             for lo, hi, name in BUCKETS:
                 sel = [p for p, n in zip(parts, noise) if lo <= n["night_cv_robust"] * sc < hi]
