@@ -307,12 +307,13 @@ def register(app) -> None:
                                                               "kernel and case timed under several protocol "
                                                               "versions, replay only the newest")) -> None:
         """Benchmark the change-point detector on replayed real noise with injected steps."""
-        files = None
+        found: set[str] = set()
         for pattern in runs or []:
             matched = glob.glob(pattern, recursive=True)
             if not matched:
                 raise typer.BadParameter(f"no files match {pattern!r}", param_hint="--runs")
-            files = sorted(set(files or []) | set(matched))
+            found.update(matched)
+        files = sorted(found) if runs else None
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

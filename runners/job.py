@@ -108,11 +108,11 @@ def run_job(tech, impl, case, device: str, seed0: int, proto: Protocol, cache: R
     out = resolve(tech.empty_output)(case.params, device)
     from runners.env import sm_clock_mhz
 
-    clock_before = sm_clock_mhz() if device == "cuda" else None
-    t0 = time.perf_counter()
     copies = placed_copies(inputs, out, proto.placements_for(device, operand_bytes((inputs, out))))
     calls = [lambda i=i, o=o: fn(o, **i) for i, o, _ in copies]
-    samples, stats = measure(calls if len(calls) > 1 else calls[0], device, proto, graph=impl.graph)
+    clock_before = sm_clock_mhz() if device == "cuda" else None
+    t0 = time.perf_counter()
+    samples, stats = measure(calls, device, proto, graph=impl.graph)
     stats.update(sm_clock_before_mhz=clock_before,
                  sm_clock_after_mhz=sm_clock_mhz() if device == "cuda" else None,
                  wall_s=round(time.perf_counter() - t0, 3),

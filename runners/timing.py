@@ -146,8 +146,7 @@ def _time_cuda(fns: list[Callable[[], None]], proto: Protocol, graph: bool | Non
     if graph is None:  # deterministic: the same impl and case are timed the same way in every run
         # A graph keeps a second copy of the call's scratch memory in its private pool, and a capture
         # that fails keeps that pool until the process exits (pytorch/pytorch#190348). Calls this
-        # large run for milliseconds, where a graph saves nothing measurable.
-        # (one pool per placement)
+        # large run for milliseconds, where a graph saves nothing measurable. One pool per placement.
         graph = scratch * len(fns) <= proto.graph_max_scratch * torch.cuda.get_device_properties(dev).total_memory
     graph = graph and not syncs  # its capture would fail, and a failed capture breaks torch 2.11
     steps = list(fns)
