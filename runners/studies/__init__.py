@@ -1,0 +1,1 @@
+"""Study drivers: measurements made once for a question, whose files are committed under results/."""

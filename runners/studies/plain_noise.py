@@ -1,0 +1,111 @@
+"""Plain timing noise: a few kernels timed the ordinary way, one result file per "night".
+
+Each night is a new Python process that times every series once with `triton.testing.do_bench`
+(its L2 flush, its 25 ms warm-up and 100 ms of calls, the median of the per-call times): no CUDA
+graphs, no operand placements, no adaptive stop. The two `_x` series time a loop of tiny launches
+back to back, so their figure is the host's launch speed, not the GPU's. The files go through
+`kwatch nightly --result` like any nightly run (technique `plain_noise`).
+
+    python3 -m runners.studies.plain_noise --out DIR --seconds 360 --max-nights 80
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from runners.env import fingerprint, git_state
+from runners.resultfile import ResultFile, new_run
+
+TECHNIQUE = "plain_noise"
+
+
+def _series(torch, triton, dev: str = "cuda"):
+    """(impl, case, params, fn) of each timed series on `dev`; fp32 operands random (bf16 for the
+    4096^3 GEMM), made once per night."""
+    import triton.language as tl
+
+    @triton.jit
+    def add_one(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=m) + 1.0, mask=m)
+
+    def triton_add(x):
+        add_one[(triton.cdiv(x.numel(), 1024),)](x, x.numel(), BLOCK=1024)
+
+    tiny = torch.randn(4096, device=dev)
+    big = torch.randn(1 << 24, device=dev)
+    sm = torch.randn(4096, 4096, device=dev)
+    a16, b16 = (torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16) for _ in range(2))
+    a32, b32 = (torch.randn(256, 256, device=dev) for _ in range(2))
+
+    def loop(f, k):
+        def run():
+            for _ in range(k):
+                f()
+        return run
+
+    return [
+        ("torch_add_x50", "n4096", {"n": 4096, "launches": 50, "launch_bound": True}, loop(lambda: tiny.add_(1.0), 50)),
+        ("triton_add_x20", "n4096", {"n": 4096, "launches": 20, "launch_bound": True}, loop(lambda: triton_add(tiny), 20)),
+        ("torch_add", "n4096", {"n": 4096}, lambda: tiny.add_(1.0)),
+        ("torch_exp", "n16m", {"n": 1 << 24}, lambda: torch.exp(big)),
+        ("triton_add", "n16m", {"n": 1 << 24}, lambda: triton_add(big)),
+        ("torch_softmax", "r4096c4096", {"rows": 4096, "cols": 4096}, lambda: torch.softmax(sm, -1)),
+        ("torch_mm_bf16", "m4096n4096k4096", {"m": 4096, "n": 4096, "k": 4096}, lambda: a16 @ b16),
+        ("torch_mm_fp32", "m256n256k256", {"m": 256, "n": 256, "k": 256}, lambda: a32 @ b32),
+    ]
+
+
+def one_night(path: Path, night: int, dev: str = "cuda") -> None:
+    """Time every series once in this process; write one result file (value = median, ms)."""
+    import torch
+    import triton
+    from triton.testing import do_bench
+
+    torch.manual_seed(night)
+    run = new_run("nightly", "plain-noise study", git_state(), fingerprint(dev),
+                  {"study": "plain_noise", "night": night, "timer": "triton.testing.do_bench(return_mode='all')"})
+    rf = ResultFile(path, run)
+    for impl, case, params, fn in _series(torch, triton, dev):
+        t0 = time.perf_counter()
+        times = [float(t) for t in do_bench(fn, return_mode="all")]
+        med = float(np.median(times))
+        q1, q3 = (float(q) for q in np.percentile(times, [25, 75]))
+        stats = {"n": len(times), "median": med, "q1": q1, "q3": q3, "min": min(times), "max": max(times),
+                 "protocol": "plain-do_bench", "wall_s": round(time.perf_counter() - t0, 3)}
+        rf.add([{"technique": TECHNIQUE, "impl": impl, "impl_version": 1, "impl_hash": None, "case": case,
+                 "params": params, "metric": "latency_ms", "unit": "ms", "direction": "lower", "value": med,
+                 "samples": times[:2000], "stats": stats, "status": "ok", "error": None}])
+    rf.finish()
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, required=True, help="folder for night_NNN.json.gz")
+    ap.add_argument("--seconds", type=float, default=360.0, help="stop starting nights after this long")
+    ap.add_argument("--max-nights", type=int, default=80)
+    ap.add_argument("--night", type=int, default=None, help=argparse.SUPPRESS)  # the child: one night
+    a = ap.parse_args(argv)
+    if a.night is not None:
+        one_night(a.out / f"night_{a.night:03d}.json.gz", a.night)
+        return
+    a.out.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    for n in range(a.max_nights):
+        if time.time() - t0 > a.seconds:
+            break
+        s = time.time()
+        subprocess.run([sys.executable, "-m", "runners.studies.plain_noise", "--out", str(a.out), "--night", str(n)],
+                       check=True, env=os.environ)
+        print(f"night {n}: {time.time() - s:.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
