@@ -1,43 +1,14 @@
 """One job: check an implementation on one case, then time it, and return its result rows."""
 from __future__ import annotations
 
-import hashlib
-import inspect
 import sys
 import time
 import traceback
 
+from runners.code_hash import impl_hash
 from runners.correctness import ReferenceCache, check
 from runners.placements import operand_bytes, placed_copies
 from runners.timing import Protocol, measure
-
-
-def impl_hash(tech, impl) -> str:
-    """sha256 (16 hex) of the code an implementation runs: its file, the technique folder's shared
-    modules (every file that is not another implementation's), and suite modules it references."""
-    import importlib
-    from pathlib import Path
-
-    mod = importlib.import_module(impl.target.partition(":")[0])
-    folder = Path(inspect.getfile(mod)).parent
-    others = {i.target.partition(":")[0].rsplit(".", 1)[-1] for i in tech.impls if i.name != impl.name}
-    own = mod.__name__.rsplit(".", 1)[-1]
-    files = {Path(inspect.getfile(mod))}
-    # The spec, oracle and claims judge the code; they are not part of it.
-    not_code = {"__init__", "reference", "claims"}
-    files.update(p for p in folder.glob("*.py")
-                 if (p.stem not in others or p.stem == own) and p.stem not in not_code)
-    for obj in vars(mod).values():  # shared code imported from other technique folders
-        name = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None)
-        if isinstance(name, str) and name.startswith("suite.techniques.") and name in sys.modules:
-            try:
-                files.add(Path(inspect.getfile(sys.modules[name])))
-            except TypeError:
-                pass
-    h = hashlib.sha256()
-    for f in sorted(files):
-        h.update(f.name.encode() + b"\0" + f.read_bytes())
-    return h.hexdigest()[:16]
 
 
 def _autotuners(tech_name: str) -> list[tuple[str, object]]:

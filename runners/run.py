@@ -6,7 +6,8 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from runners.env import fingerprint, git_state
-from runners.job import impl_hash, rows_with_status
+from runners.code_hash import impl_hash
+from runners.job import rows_with_status
 from runners.pool import ROOT, Worker, WorkerFailure
 from runners.resultfile import ResultFile, new_run
 from runners.timing import Protocol

@@ -36,7 +36,7 @@ def main() -> None:
             rows = run_job(tech, impl, case, _device(job["device"]), job["seed"],
                            Protocol(**job.get("protocol", {})), cache)
         except Exception as exc:  # recorded as `error`; the run goes on
-            from runners.job import impl_hash
+            from runners.code_hash import impl_hash
 
             msg = describe_exception(exc)
             try:

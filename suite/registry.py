@@ -18,9 +18,10 @@ def techniques() -> dict[str, Technique]:
         if not info.ispkg:
             continue
         module = importlib.import_module(f"suite.techniques.{info.name}")
-        tech = getattr(module, "TECHNIQUE", None)
-        if isinstance(tech, Technique):
-            found[tech.name] = tech
+        # A folder holds one technique (TECHNIQUE) or several over the same code (TECHNIQUES).
+        for tech in getattr(module, "TECHNIQUES", (getattr(module, "TECHNIQUE", None),)):
+            if isinstance(tech, Technique):
+                found[tech.name] = tech
     # Extra technique modules (comma-separated), e.g. the deliberately faulty ones the tests use.
     for name in filter(None, os.environ.get("KWATCH_EXTRA_TECHNIQUES", "").split(",")):
         tech = importlib.import_module(name.strip()).TECHNIQUE

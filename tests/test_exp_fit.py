@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from suite.techniques.exp_approx import fit
-from suite.techniques.exp_approx.numerics import COEFFS, FIT_MAX_REL_ERR, exp2_poly_torch, poly_mask, UNITS
+from suite.lib.exp2 import COEFFS, FIT_MAX_REL_ERR, exp2_poly_torch, poly_mask, UNITS
 
 
 @pytest.mark.parametrize("degree", [1, 2, 3, 4, 5])

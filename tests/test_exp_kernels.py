@@ -9,7 +9,7 @@ import torch  # noqa: E402
 from runners.correctness import rel_err  # noqa: E402
 from suite.techniques.exp_approx import reference as R  # noqa: E402
 from suite.techniques.exp_approx.common import launch  # noqa: E402
-from suite.techniques.exp_approx.numerics import exp2_poly_torch  # noqa: E402
+from suite.lib.exp2 import exp2_poly_torch  # noqa: E402
 
 N = 4096  # one interpreter block of 16 units of 256
 

@@ -7,7 +7,7 @@ os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported by t
 import pytest
 import torch
 
-from suite.techniques.gemm_fp32_emulation.common import SCHEMES, emulate, round_tf32, split
+from suite.lib.planes import SCHEMES, emulate, round_tf32, split
 
 
 def _x(n=4096, seed=0):

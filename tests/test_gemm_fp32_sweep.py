@@ -6,9 +6,9 @@ from pathlib import Path
 import torch
 
 from suite.spec import Case
-from suite.techniques.gemm_fp32_emulation.common import emulate
+from suite.lib.planes import emulate
 from suite.techniques.gemm_fp32_emulation.reference import lowp_fp32
-from suite.techniques.gemm_fp32_emulation_sweep import sweep
+from suite.techniques.gemm_fp32_emulation import sweep
 
 H200 = Path(__file__).resolve().parent.parent / "results" / "h200" / "gemm_fp32_emulation_sweep_nightly.json"
 

@@ -6,9 +6,9 @@ os.environ.setdefault("TRITON_INTERPRET", "1")
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from suite.techniques.attention_block_sparse.common import (  # noqa: E402
+from suite.lib.block_sparse import (  # noqa: E402
     check_blocks, dense_block_mask, masked_attention, random_blocks, topk_blocks, budget_counts)
-from suite.techniques.attention_block_sparse.triton_kernel import block_sparse_attention  # noqa: E402
+from suite.lib.block_sparse_kernel import block_sparse_attention  # noqa: E402
 
 
 def _qkv(b, hq, hkv, sq, sk, d, seed):
@@ -86,7 +86,7 @@ def test_check_blocks_rejects_invalid_selections():
 def test_flex_block_mask_holds_the_same_selection():
     from torch.nn.attention.flex_attention import flex_attention
 
-    from suite.techniques.attention_block_sparse.common import flex_block_mask
+    from suite.lib.block_sparse import flex_block_mask
 
     block = 128
     q, k, v, g = _qkv(1, 4, 2, 4 * block, 4 * block, 32, 3)

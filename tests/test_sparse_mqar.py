@@ -4,7 +4,7 @@ import torch
 from suite.techniques.mqar.data import IGNORE, N_KEYS, batch
 from suite.techniques.mqar.model import TinyLM
 from suite.techniques.mqar.data import VOCAB
-from suite.techniques.sparse_selectors.common import select
+from suite.lib.selectors import select
 
 
 def test_every_query_asks_for_the_value_bound_to_its_key():
@@ -38,7 +38,7 @@ def test_committed_checkpoint_recalls_densely_and_loses_it_to_a_selector_unseen_
     mean-pooled selection near chance, while the loss on the other tokens barely moves."""
     from pathlib import Path
 
-    from suite.techniques.mqar.evaluate import load, score
+    from runners.studies.mqar_evaluate import load, score
 
     model = load(str(Path(__file__).resolve().parent.parent / CKPT), "cpu")
     dense = score(model, None, 256, 8, 32, 16, 1.0, 7, "cpu")

@@ -7,9 +7,9 @@ os.environ.setdefault("TRITON_INTERPRET", "1")
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from suite.techniques.attention_block_sparse.common import (  # noqa: E402
+from suite.lib.block_sparse import (  # noqa: E402
     budget_counts, check_blocks, dense_block_mask, flex_block_mask, masked_attention)
-from suite.techniques.sparse_selectors.common import SELECTORS, block_mass, select  # noqa: E402
+from suite.lib.selectors import SELECTORS, block_mass, select  # noqa: E402
 from suite.techniques.sparse_selectors.reference import lowp_chance, make_inputs, reference  # noqa: E402
 
 PARAMS = {"b": 1, "hq": 4, "hkv": 2, "s": 1024, "d": 64, "block": 64, "density": 0.25,
@@ -57,7 +57,7 @@ def test_exact_topk_keeps_the_heaviest_blocks(inputs):
 def test_selection_runs_in_our_kernel_and_in_flex_alike(name, inputs):
     from torch.nn.attention.flex_attention import flex_attention
 
-    from suite.techniques.attention_block_sparse.triton_kernel import block_sparse_attention
+    from suite.lib.block_sparse_kernel import block_sparse_attention
 
     q, k = inputs["q"][:, :, :256], inputs["k"][:, :, :256]
     v = torch.randn_like(k)
@@ -71,7 +71,7 @@ def test_selection_runs_in_our_kernel_and_in_flex_alike(name, inputs):
 
 
 def test_morton_codes_match_the_page_and_round_trip():
-    from suite.techniques.morton_order.common import morton_decode2, morton_encode2, morton_encode3
+    from suite.lib.morton import morton_decode2, morton_encode2, morton_encode3
 
     r, c = torch.meshgrid(torch.arange(4), torch.arange(4), indexing="ij")
     page = torch.tensor([[0, 1, 4, 5], [2, 3, 6, 7], [8, 9, 12, 13], [10, 11, 14, 15]])

@@ -1,4 +1,4 @@
-"""Discovery of claims: suite/techniques/<name>/claims.py and suite/claims/ledger_*.py, each a CLAIMS tuple."""
+"""Discovery of claims: suite/techniques/<name>/claims*.py and suite/claims/ledger_*.py, each a CLAIMS tuple."""
 from __future__ import annotations
 
 import importlib
@@ -19,8 +19,8 @@ def page_position(section: str) -> int:
 
 def claim_modules() -> list[str]:
     """Module names holding CLAIMS: technique folders first (sorted), then the ledgers."""
-    names = [f"suite.techniques.{p.parent.name}.claims"
-             for p in sorted((_SUITE / "techniques").glob("*/claims.py"))]
+    names = [f"suite.techniques.{p.parent.name}.{p.stem}"
+             for p in sorted((_SUITE / "techniques").glob("*/claims*.py"))]
     names += [f"suite.claims.{p.stem}" for p in sorted((_SUITE / "claims").glob("ledger_*.py"))]
     return names
 

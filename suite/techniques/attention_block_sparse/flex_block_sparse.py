@@ -1,7 +1,7 @@
 """FlexAttention (torch.compile) with a BlockMask built from the same kv_num_blocks / kv_indices."""
 import torch
 
-from suite.techniques.attention_block_sparse.common import flex_block_mask
+from suite.lib.block_sparse import flex_block_mask
 
 _COMPILED = {}
 _MASKS = {}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from suite.techniques.attention_block_sparse.common import masked_attention, random_blocks
+from suite.lib.block_sparse import masked_attention, random_blocks
 
 
 def make_inputs(params: dict, seed: int, device: str) -> dict[str, torch.Tensor]:

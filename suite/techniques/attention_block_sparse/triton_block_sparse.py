@@ -1,7 +1,7 @@
 """Our Triton block-sparse attention forward over the given kv_num_blocks / kv_indices."""
 import torch
 
-from suite.techniques.attention_block_sparse.triton_kernel import block_sparse_attention
+from suite.lib.block_sparse_kernel import block_sparse_attention
 
 
 def run(out: torch.Tensor, q, k, v, kv_num_blocks, kv_indices) -> None:

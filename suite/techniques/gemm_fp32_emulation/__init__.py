@@ -1,5 +1,6 @@
 """FP32 GEMM and its emulation on lower-precision tensor cores (page: "BF16x9 and BF16x6")."""
 from suite.spec import LATENCY, REL_ERR, TFLOPS, Case, Impl, Technique, Tolerance
+from suite.techniques.gemm_fp32_emulation.sweep_spec import sweep_technique
 
 _REF = "suite.techniques.gemm_fp32_emulation.reference"
 _PKG = "suite.techniques.gemm_fp32_emulation"
@@ -93,3 +94,6 @@ TECHNIQUE = Technique(
     claims=("bf16_28x_fp32_gb200", "bf16x9_fp32_comparable", "bf16x9_up_to_3x",
             "bf16x6_exponent_range"),
 )
+
+# The exponent sweep is a technique of its own (its own series) over the same implementations.
+TECHNIQUES = (TECHNIQUE, sweep_technique(TECHNIQUE))

@@ -10,7 +10,7 @@ def main(n: int = 8192) -> dict:
     import torch
     import triton.testing as tt
 
-    from suite.techniques.gemm_fp32_emulation.common import fp32_precision
+    from suite.lib.planes import fp32_precision
 
     g = torch.Generator(device="cuda").manual_seed(0)
     a, b = (torch.randn(n, n, device="cuda", generator=g) for _ in range(2))

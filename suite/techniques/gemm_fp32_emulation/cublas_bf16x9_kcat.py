@@ -4,7 +4,7 @@ Fast, but every product is summed in one long tensor-core accumulation chain; in
 accuracy class on purpose, to show that the harness catches fast-and-wrong."""
 import torch
 
-from suite.techniques.gemm_fp32_emulation.common import SCHEMES, split
+from suite.lib.planes import SCHEMES, split
 
 
 def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:

@@ -1,7 +1,7 @@
 """torch.matmul on fp32 operands with fp32_precision="ieee" (cuBLAS on the GPU)."""
 import torch
 
-from suite.techniques.gemm_fp32_emulation.common import fp32_precision
+from suite.lib.planes import fp32_precision
 
 
 def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from suite.techniques.gemm_fp32_emulation.common import fp32_precision, round_tf32, split
+from suite.lib.planes import fp32_precision, round_tf32, split
 
 
 def make_inputs(params: dict, seed: int, device: str) -> dict[str, torch.Tensor]:

@@ -1,7 +1,7 @@
 """BF16X9 emulated in torch: split, exact piece products as fp32 IEEE GEMMs (the CPU reference)."""
 import torch
 
-from suite.techniques.gemm_fp32_emulation.common import emulate
+from suite.lib.planes import emulate
 
 
 def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:

@@ -5,7 +5,7 @@ import torch
 import triton
 import triton.language as tl
 
-from suite.techniques.gemm_fp32_emulation.common import interpreting
+from suite.lib.interp import interpreting
 
 
 def _configs() -> list[triton.Config]:

@@ -6,7 +6,8 @@ import torch
 import triton
 import triton.language as tl
 
-from suite.techniques.gemm_fp32_emulation.common import SCHEMES, interpreting
+from suite.lib.interp import interpreting
+from suite.lib.planes import SCHEMES
 
 _NPROD = {"bf16x3": 3, "tf32x3": 3, "bf16x6": 6, "bf16x9": 9}
 

@@ -7,7 +7,7 @@ import torch
 import triton
 import triton.language as tl
 
-from suite.techniques.gemm_fp32_emulation.common import interpreting
+from suite.lib.interp import interpreting
 from suite.techniques.gemm_fp32_emulation.triton_planes_kernel import (configs_from, grouped_tile, products,
                                                                      round_bf16)
 

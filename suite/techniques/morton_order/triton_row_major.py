@@ -1,7 +1,7 @@
 """bf16 GEMM, output tiles visited in row_major order."""
 import torch
 
-from suite.techniques.morton_order.common import interpreting
+from suite.lib.interp import interpreting
 from suite.techniques.morton_order.triton_tiled_gemm import gemm
 
 

@@ -1,4 +1,5 @@
 """MQAR (multi-query associative recall, as Zoology defines it): a model-level retrieval probe.
 
-Not a runner technique: `train` fits a tiny attention model, `evaluate` measures recall on the
-query tokens and the loss on the other tokens, with dense attention and with each selector."""
+Not a runner technique: the data and the tiny model live here; training and evaluation (recall on
+the query tokens, loss on the others, dense and with each selector) are study drivers in
+`runners/studies/mqar_train.py` and `runners/studies/mqar_evaluate.py`."""

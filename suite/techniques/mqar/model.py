@@ -8,7 +8,7 @@ import math
 import torch
 from torch import nn
 
-from suite.techniques.attention_block_sparse.common import dense_block_mask
+from suite.lib.block_sparse import dense_block_mask
 
 
 def rope(x: torch.Tensor) -> torch.Tensor:

@@ -6,10 +6,10 @@ import sys
 
 import torch
 
-from suite.techniques.attention_block_sparse.common import dense_block_mask
-from suite.techniques.attention_block_sparse.triton_kernel import block_sparse_attention
+from suite.lib.block_sparse import dense_block_mask
+from suite.lib.block_sparse_kernel import block_sparse_attention
 from suite.techniques.needle_retrieval.common import dense_question, haystack, score_cell
-from suite.techniques.sparse_selectors.common import select
+from suite.lib.selectors import select
 
 DEPTHS = tuple(i / 10 for i in range(11))
 _UNITS = {"recall": "1", "fidelity_cos": "1", "retrieval": "1"}

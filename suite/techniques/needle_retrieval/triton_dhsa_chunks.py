@@ -1,8 +1,8 @@
 """Needle pipeline: selector 'dhsa_chunks', then our Triton block-sparse kernel on the question block."""
 import torch
 
-from suite.techniques.attention_block_sparse.triton_kernel import block_sparse_attention
-from suite.techniques.sparse_selectors.common import dhsa_chunks
+from suite.lib.block_sparse_kernel import block_sparse_attention
+from suite.lib.selectors import dhsa_chunks
 
 SELECTOR = "dhsa_chunks"
 

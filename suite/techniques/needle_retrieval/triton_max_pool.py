@@ -1,8 +1,8 @@
 """Needle pipeline: selector 'max_pool', then our Triton block-sparse kernel on the question block."""
 import torch
 
-from suite.techniques.attention_block_sparse.triton_kernel import block_sparse_attention
-from suite.techniques.sparse_selectors.common import max_pool
+from suite.lib.block_sparse_kernel import block_sparse_attention
+from suite.lib.selectors import max_pool
 
 SELECTOR = "max_pool"
 

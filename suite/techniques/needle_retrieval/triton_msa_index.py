@@ -1,8 +1,8 @@
 """Needle pipeline: selector 'msa_index', then our Triton block-sparse kernel on the question block."""
 import torch
 
-from suite.techniques.attention_block_sparse.triton_kernel import block_sparse_attention
-from suite.techniques.sparse_selectors.common import msa_index
+from suite.lib.block_sparse_kernel import block_sparse_attention
+from suite.lib.selectors import msa_index
 
 SELECTOR = "msa_index"
 

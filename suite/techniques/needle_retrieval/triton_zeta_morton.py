@@ -1,8 +1,8 @@
 """Needle pipeline: selector 'zeta_morton', then our Triton block-sparse kernel on the question block."""
 import torch
 
-from suite.techniques.attention_block_sparse.triton_kernel import block_sparse_attention
-from suite.techniques.sparse_selectors.common import zeta_morton
+from suite.lib.block_sparse_kernel import block_sparse_attention
+from suite.lib.selectors import zeta_morton
 
 SELECTOR = "zeta_morton"
 

@@ -6,21 +6,16 @@ THRESH stays <= 2**THRESH, and the final division by l (summed with the same m_u
 from __future__ import annotations
 
 import math
-import os
 
 import torch
 import triton
 import triton.language as tl
 
-from suite.techniques.exp_approx.common import exp2_poly, to_bf16
-from suite.techniques.exp_approx.numerics import coeffs5
+from suite.lib.exp2 import coeffs5
+from suite.lib.exp2_triton import exp2_poly, to_bf16
+from suite.lib.interp import interpreting
 
 LOG2E = 1.4426950408889634
-
-
-def interpreting() -> bool:
-    """True when Triton kernels run on the CPU under TRITON_INTERPRET=1."""
-    return os.environ.get("TRITON_INTERPRET") == "1"
 
 
 @triton.jit

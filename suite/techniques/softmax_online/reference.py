@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from suite.techniques.exp_approx.numerics import exp2_variant_torch
+from suite.lib.exp2 import exp2_variant_torch
 
 
 def make_inputs(params: dict, seed: int, device: str) -> dict:

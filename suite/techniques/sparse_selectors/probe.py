@@ -6,8 +6,8 @@ import sys
 import torch
 
 from suite.spec import resolve
-from suite.techniques.attention_block_sparse.common import budget_counts, dense_block_mask, topk_blocks
-from suite.techniques.sparse_selectors.common import block_mass, select
+from suite.lib.block_sparse import budget_counts, dense_block_mask, topk_blocks
+from suite.lib.selectors import block_mass, select
 
 
 def probe(fn, case, device: str, seed: int) -> list[dict]:

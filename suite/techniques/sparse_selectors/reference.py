@@ -5,8 +5,8 @@ import math
 
 import torch
 
-from suite.techniques.attention_block_sparse.common import dense_block_mask, random_blocks
-from suite.techniques.sparse_selectors.common import exact_topk
+from suite.lib.block_sparse import dense_block_mask, random_blocks
+from suite.lib.selectors import exact_topk
 
 
 def make_inputs(params: dict, seed: int, device: str) -> dict[str, torch.Tensor]:

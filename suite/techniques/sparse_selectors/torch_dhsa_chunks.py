@@ -1,8 +1,8 @@
 """Selector 'dhsa_chunks' (see common.py), written out as a block mask."""
 import torch
 
-from suite.techniques.attention_block_sparse.common import dense_block_mask
-from suite.techniques.sparse_selectors.common import dhsa_chunks
+from suite.lib.block_sparse import dense_block_mask
+from suite.lib.selectors import dhsa_chunks
 
 SELECTOR = "dhsa_chunks"
 

@@ -1,8 +1,8 @@
 """Selector 'max_pool' (see common.py), written out as a block mask."""
 import torch
 
-from suite.techniques.attention_block_sparse.common import dense_block_mask
-from suite.techniques.sparse_selectors.common import max_pool
+from suite.lib.block_sparse import dense_block_mask
+from suite.lib.selectors import max_pool
 
 SELECTOR = "max_pool"
 

@@ -1,8 +1,8 @@
 """Selector 'msa_index' (see common.py), written out as a block mask."""
 import torch
 
-from suite.techniques.attention_block_sparse.common import dense_block_mask
-from suite.techniques.sparse_selectors.common import msa_index
+from suite.lib.block_sparse import dense_block_mask
+from suite.lib.selectors import msa_index
 
 SELECTOR = "msa_index"
 

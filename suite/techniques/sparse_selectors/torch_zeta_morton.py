@@ -1,8 +1,8 @@
 """Selector 'zeta_morton' (see common.py), written out as a block mask."""
 import torch
 
-from suite.techniques.attention_block_sparse.common import dense_block_mask
-from suite.techniques.sparse_selectors.common import zeta_morton
+from suite.lib.block_sparse import dense_block_mask
+from suite.lib.selectors import zeta_morton
 
 SELECTOR = "zeta_morton"
 

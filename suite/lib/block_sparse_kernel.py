@@ -11,7 +11,7 @@ import torch
 import triton
 import triton.language as tl
 
-from suite.techniques.attention_block_sparse.common import interpreting
+from suite.lib.interp import interpreting
 
 
 @triton.jit

@@ -9,14 +9,8 @@ Layout (per batch b, GQA group g, query block m), as FlexAttention's BlockMask h
 from __future__ import annotations
 
 import math
-import os
 
 import torch
-
-
-def interpreting() -> bool:
-    """True under TRITON_INTERPRET=1 (Triton kernels run by the CPU interpreter)."""
-    return os.environ.get("TRITON_INTERPRET", "0") == "1"
 
 
 def budget_counts(n_q_blocks: int, n_kv_blocks: int, density: float, device="cpu") -> torch.Tensor:

@@ -45,6 +45,6 @@ CLAIMS = (
           "(roughly [-110, 111]).",
           CLAIMED, "exponent", PAGE, "authors", "any", SECTION,
           at_most(8, wording="'roughly' -> each edge within 8 exponents (about one sweep-grid step)"),
-          Custom(T, "suite.techniques.gemm_fp32_emulation_sweep.claims:bf16x6_region", "within_fp32"),
+          Custom(T, "suite.techniques.gemm_fp32_emulation.claims_sweep:bf16x6_region", "within_fp32"),
           technique=T, quantity="exponents by which the measured valid range falls short of the claimed"),
 )

@@ -1,6 +1,6 @@
 """Train the tiny MQAR model and save its checkpoint (fp16 weights + config, well under 2 MB).
 
-    python -m suite.techniques.mqar.train --out suite/techniques/mqar/checkpoint/mqar_tiny.pt
+    python -m runners.studies.mqar_train --out suite/techniques/mqar/checkpoint/mqar_tiny.pt
 """
 from __future__ import annotations
 

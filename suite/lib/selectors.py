@@ -1,5 +1,5 @@
 """Block selectors: each maps q (B,Hq,Sq,D), k (B,Hkv,Sk,D) to (kv_num_blocks, kv_indices) int32
-in the layout of attention_block_sparse/common.py, one selection per GQA group and query block,
+in the layout of suite/lib/block_sparse.py, one selection per GQA group and query block,
 with the same per-row budget (budget_counts at `density`). Queries are the last Sq of Sk keys."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 
 import torch
 
-from suite.techniques.attention_block_sparse.common import budget_counts, topk_blocks
-from suite.techniques.morton_order.common import morton_encode3
+from suite.lib.block_sparse import budget_counts, topk_blocks
+from suite.lib.morton import morton_encode3
 
 SELECTORS = ("exact_topk", "mean_pool", "max_pool", "msa_index", "dhsa_chunks", "zeta_morton")
 

@@ -32,10 +32,3 @@ def morton_encode3(x: torch.Tensor, bits: int = 10) -> torch.Tensor:
     cells = (x * (1 << bits)).long().clamp(0, (1 << bits) - 1)
     return (_spread(cells[..., 0], 3, bits) | (_spread(cells[..., 1], 3, bits) << 1)
             | (_spread(cells[..., 2], 3, bits) << 2))
-
-
-def interpreting() -> bool:
-    """True under TRITON_INTERPRET=1."""
-    import os
-
-    return os.environ.get("TRITON_INTERPRET", "0") == "1"

@@ -1,7 +1,7 @@
 """Measured check of attn_cost on a GPU: dense vs 10%-sparse prefill attention, plus decode, per
 workload; writes a result file (technique "prefill_cost_model").
 
-    python -m suite.techniques.prefill_cost_model.measure --out cost.json [--max-prompt N]
+    python -m runners.studies.prefill_cost --out cost.json [--max-prompt N]
 """
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ from runners.env import fingerprint, git_state
 from runners.pool import ROOT
 from runners.resultfile import ResultFile, new_run
 from runners.timing import Protocol, measure
-from suite.techniques.attention_block_sparse.common import random_blocks
-from suite.techniques.attention_block_sparse.triton_kernel import block_sparse_attention
+from suite.lib.block_sparse import random_blocks
+from suite.lib.block_sparse_kernel import block_sparse_attention
 from suite.techniques.attention_dense.common import sdpa
 from suite.techniques.prefill_cost_model.common import SHAPES, measured_saving, predicted
-from suite.techniques.sparse_selectors.common import select
+from suite.lib.selectors import select
 
 HQ, HKV, D, BLOCK, DENSITY = 32, 8, 128, 128, 0.10
 DEVICE = {"name": "cuda", "dense_backend": "CUDNN_ATTENTION"}

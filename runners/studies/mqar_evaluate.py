@@ -1,7 +1,7 @@
 """MQAR recall with dense attention and with each selector, as context grows, beside the loss on
 the non-query (filler) tokens; writes a result file (technique "mqar").
 
-    python -m suite.techniques.mqar.evaluate --ckpt suite/techniques/mqar/checkpoint/mqar_tiny.pt --out mqar.json
+    python -m runners.studies.mqar_evaluate --ckpt suite/techniques/mqar/checkpoint/mqar_tiny.pt --out mqar.json
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from runners.pool import ROOT
 from runners.resultfile import ResultFile, new_run
 from suite.techniques.mqar.data import batch
 from suite.techniques.mqar.model import TinyLM
-from suite.techniques.sparse_selectors.common import SELECTORS, select
+from suite.lib.selectors import SELECTORS, select
 
 
 def load(path: str, device: str) -> TinyLM:
