@@ -2,15 +2,19 @@
 from __future__ import annotations
 
 import importlib
+import os
+import traceback
 from typing import Optional
 
 import typer
 from rich.console import Console
 
+from db.urls import mask_url, scrub
+
 from runners import cli as runners_cli
 
 console = Console(stderr=True)
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   help="KernelWatch: benchmark, track and gate kernel techniques.")
 db_app = typer.Typer(no_args_is_help=True, help="Database maintenance.")
 app.add_typer(db_app, name="db")
@@ -43,7 +47,7 @@ def run_cmd(tier: str = runners_cli.TIER, technique: Optional[list[str]] = runne
         from db.ingest import ingest_docs
 
         [outcome] = ingest_docs(open_db(db), [(out or "run", rf.doc)])
-        console.print(f"stored run {outcome.run_id} ({outcome.results} results) in {resolve_url(db)}")
+        console.print(f"stored run {outcome.run_id} ({outcome.results} results) in {mask_url(resolve_url(db))}")
     from runners.run import broken
 
     bad = broken(rf.results)
@@ -68,7 +72,7 @@ def ingest_cmd(files: list[str] = typer.Argument(..., help="result files (schema
     for f, o in zip(files, outcomes):
         what = f"stored {o.results} results" if o.stored else "already stored, skipped"
         console.print(f"{f}: run {o.run_id}: {what}")
-    console.print(f"database: {resolve_url(db)}")
+    console.print(f"database: {mask_url(resolve_url(db))}")
 
 
 @db_app.command("upgrade")
@@ -77,7 +81,7 @@ def db_upgrade(db: Optional[str] = DB, revision: str = typer.Option("head", "--r
     from db.engine import make_engine, resolve_url, upgrade
 
     upgrade(make_engine(resolve_url(db)), revision)
-    console.print(f"{resolve_url(db)}: schema at {revision}")
+    console.print(f"{mask_url(resolve_url(db))}: schema at {revision}")
 
 
 for _name in COMMAND_MODULES:
@@ -85,4 +89,13 @@ for _name in COMMAND_MODULES:
 
 
 def main() -> None:
-    app()
+    """The console script: an unexpected error is one line (KWATCH_TRACEBACK=1: the traceback), any
+    database password in it masked."""
+    try:
+        app()
+    except Exception as exc:
+        if os.environ.get("KWATCH_TRACEBACK"):
+            console.print(scrub(traceback.format_exc()), markup=False, highlight=False)
+        console.print(f"error: {type(exc).__name__}: {' '.join(scrub(str(exc)).split())}", markup=False,
+                      highlight=False, soft_wrap=True)
+        raise SystemExit(1)

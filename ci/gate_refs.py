@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from db.urls import mask_url
 from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, key_of
 
 
@@ -63,5 +64,5 @@ def resolve(ref: str, db_url: Optional[str] = None, tier: Optional[str] = None) 
         run_id = latest_run_id(session, ref, tier)
         if run_id is None:
             raise RefError(f"{ref!r} is neither a file nor a run id, commit or branch stored in "
-                           f"{resolve_url(db_url)}" + (f" (tier {tier})" if tier else ""))
+                           f"{mask_url(resolve_url(db_url))}" + (f" (tier {tier})" if tier else ""))
         return from_document(ref, run_document(session, run_id), "database")

@@ -15,6 +15,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from db.urls import mask_url
+
 console = Console(stderr=True)
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -132,7 +134,7 @@ def grade_cmd(problem: Path = typer.Argument(..., help="problem file, or a folde
         from db.ingest import ingest_docs
 
         [o] = ingest_docs(open_db(db), [(str(out or "grade"), doc)], source="kernelbench")
-        console.print(f"stored run {o.run_id} ({o.results} results) in {resolve_url(db)}")
+        console.print(f"stored run {o.run_id} ({o.results} results) in {mask_url(resolve_url(db))}")
 
 
 def register(app: typer.Typer) -> None:

@@ -9,6 +9,7 @@ if str(ROOT) not in sys.path:  # streamlit puts only dashboard/ on the path
 import streamlit as st  # noqa: E402
 
 from dashboard.data import db_url  # noqa: E402
+from db.urls import mask_url  # noqa: E402
 
 PAGES = [
     st.Page("views/health.py", title="Health", url_path="health", default=True),
@@ -22,5 +23,5 @@ PAGES = [
 
 st.set_page_config(page_title="KernelWatch", layout="wide")
 page = st.navigation(PAGES)
-st.sidebar.caption(f"database: `{db_url()}` (read-only)")
+st.sidebar.caption(f"database: `{mask_url(db_url())}` (read-only)")
 page.run()

@@ -9,6 +9,8 @@ from typing import Optional
 
 import typer
 
+from db.urls import mask_url
+
 APP = Path(__file__).resolve().parent / "app.py"
 
 
@@ -28,7 +30,7 @@ def dashboard_cmd(db: Optional[str] = typer.Option(None, "--db", help="database 
     cmd = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
            "--server.address", address, "--server.headless", str(headless).lower(),
            "--browser.gatherUsageStats", "false"]
-    typer.echo(f"KernelWatch dashboard on http://{address}:{port} reading {url}", err=True)
+    typer.echo(f"KernelWatch dashboard on http://{address}:{port} reading {mask_url(url)}", err=True)
     if hasattr(os, "execve"):  # become Streamlit: a signal to this process reaches the server itself
         sys.stdout.flush()
         sys.stderr.flush()

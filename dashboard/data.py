@@ -8,6 +8,7 @@ import streamlit as st
 
 from db import queries
 from db.engine import resolve_url
+from db.urls import mask_url
 
 TTL = 60  # seconds a query result is reused; new runs appear within a minute
 
@@ -67,7 +68,7 @@ def run_label(r) -> str:
 
 def empty_note(what: str) -> None:
     """The standard message of a page with nothing to show yet."""
-    st.info(f"No {what} in {db_url()} yet. Run `kwatch run` or `kwatch ingest results/...` to add some.")
+    st.info(f"No {what} in {mask_url(db_url())} yet. Run `kwatch run` or `kwatch ingest results/...` to add some.")
 
 
 def with_params(points: pd.DataFrame) -> pd.DataFrame:

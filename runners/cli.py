@@ -11,7 +11,8 @@ from rich.table import Table
 from runners.run import RunOptions, execute
 
 console = Console(stderr=True)
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="KernelWatch runners.")
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
+                  help="KernelWatch runners.")
 
 
 @app.command("list")
