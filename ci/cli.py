@@ -32,9 +32,10 @@ def run_cmd(tier: str = runners_cli.TIER, technique: Optional[list[str]] = runne
             out: Optional[str] = typer.Option(None, "--out", "-o", help="result file to write"),
             db: Optional[str] = DB, no_db: bool = typer.Option(False, "--no-db", help="only write --out"),
             device: str = runners_cli.DEVICE, reason: str = runners_cli.REASON,
-            timeout: float = runners_cli.TIMEOUT, seed: Optional[int] = runners_cli.SEED) -> None:
+            timeout: float = runners_cli.TIMEOUT, seed: Optional[int] = runners_cli.SEED,
+            memory_limit: Optional[float] = runners_cli.MEMORY) -> None:
     """Run a tier, print a summary, write --out and store the run in the database."""
-    opts = runners_cli.options(tier, technique, impl, case, device, reason, timeout, seed)
+    opts = runners_cli.options(tier, technique, impl, case, device, reason, timeout, seed, memory_limit)
     try:
         rf = runners_cli.run_with_progress(opts, out)
     except KeyError as exc:

@@ -2,11 +2,19 @@
 
 fast_p (KernelBench, Ouyang et al. 2025): the fraction of problems whose solution is correct AND more
 than p times faster than the reference; fast_0 is the fraction correct.
+
+Untrusted solutions: each pair runs in its own process with the minimal environment of
+runners.sandbox (no database URL, no tokens or other credentials), a wall-time limit (--timeout) and
+a resident-memory limit (--memory-limit); only this parent process writes to the database. Not
+isolated: the process runs as the same user, so it can read and write what that user can (a SQLite
+database file, ~/.pgpass, the repository), open network connections, and use the whole GPU; and it
+runs in the grader's interpreter, so a hostile solution can forge its own grade (patch torch, print
+a result line). Grade code you do not trust inside a disposable container or VM with no network and
+no credentials.
 """
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Optional
@@ -16,6 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from db.urls import mask_url
+from runners.sandbox import default_memory_limit, job_env, run_limited
 
 console = Console(stderr=True)
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,18 +38,19 @@ def fast_p(grades: list[dict], p: float) -> float:
         sum(1 for g in grades if g.get("status") == "ok") / len(grades)
 
 
-def run_pair(problem: Path, solution: Path, trials: int, device: str, seed: int, timeout: float) -> dict:
-    """Grade one pair in a fresh Python process (a crash or hang of the solution is recorded as error)."""
+def run_pair(problem: Path, solution: Path, trials: int, device: str, seed: int, timeout: float,
+             memory_limit: int | None = None) -> dict:
+    """Grade one pair in a fresh Python process with the minimal environment of runners.sandbox (no
+    database URL, no tokens), a time and a memory limit; a crash, hang or memory hog is an error."""
     cmd = [sys.executable, "-m", "ci.grade_pair", str(problem), str(solution), str(trials), device, str(seed)]
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
-    except subprocess.TimeoutExpired:
-        return {"problem": str(problem), "solution": str(solution), "status": "error", "correct": False,
-                "message": f"timeout after {timeout:.0f} s"}
-    line = next((ln for ln in p.stdout.splitlines() if ln.startswith("KWGRADE")), None)
+    env = job_env(PYTHONPATH=str(ROOT))
+    code, stdout, stderr, why = run_limited(cmd, timeout, memory_limit or default_memory_limit(), ROOT, env)
+    failed = {"problem": str(problem), "solution": str(solution), "status": "error", "correct": False}
+    if why:
+        return {**failed, "message": why}
+    line = next((ln for ln in stdout.splitlines() if ln.startswith("KWGRADE")), None)
     if line is None:
-        return {"problem": str(problem), "solution": str(solution), "status": "error", "correct": False,
-                "message": f"exit code {p.returncode}: {p.stderr[-800:]}"}
+        return {**failed, "message": f"exit code {code}: {stderr[-800:]}"}
     return json.loads(line[len("KWGRADE"):])
 
 
@@ -99,6 +109,8 @@ def grade_cmd(problem: Path = typer.Argument(..., help="problem file, or a folde
               device: str = typer.Option("auto", "--device"), seed: int = typer.Option(42, "--seed"),
               p: list[float] = typer.Option([0.0, 1.0, 2.0], "--p", help="fast_p thresholds"),
               timeout: float = typer.Option(600.0, "--timeout", help="seconds per pair"),
+              memory_limit: Optional[float] = typer.Option(None, "--memory-limit", help="GiB of resident memory "
+                                                           "per pair (default: half of this host's memory)"),
               out: Optional[Path] = typer.Option(None, "--out", help="write the result file here"),
               db: Optional[str] = typer.Option(None, "--db"), no_db: bool = typer.Option(False, "--no-db")) -> None:
     """Grade KernelBench-format solutions: correctness over trials, then speedup; fast_p over a folder."""
@@ -114,7 +126,8 @@ def grade_cmd(problem: Path = typer.Argument(..., help="problem file, or a folde
             grades.append({"problem": str(prob), "solution": str(sol), "status": "error", "correct": False,
                            "message": "no solution file"})
             continue
-        grades.append(run_pair(prob, sol, trials, device, seed, timeout))
+        grades.append(run_pair(prob, sol, trials, device, seed, timeout,
+                               int(memory_limit * 2**30) if memory_limit else None))
     suite = f"kernelbench:{problem.stem if problem.is_file() else problem.name}"
     doc = to_document(grades, device, p, suite)
     t = Table(title=f"KernelBench grading on {device}")

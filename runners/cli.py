@@ -66,13 +66,13 @@ def summary_table(results: list[dict]) -> Table:
     return t
 
 
-def options(tier, technique, impl, case, device, reason, timeout, seed) -> RunOptions:
+def options(tier, technique, impl, case, device, reason, timeout, seed, memory_gb=None) -> RunOptions:
     from suite.spec import TIERS
 
     if tier not in TIERS:
         raise typer.BadParameter(f"tier must be one of {', '.join(TIERS)}", param_hint="--tier")
     return RunOptions(tier=tier, techniques=technique or [], impls=impl or [], cases=case or [],
-                      device=device, reason=reason, timeout_s=timeout, seed=seed)
+                      device=device, reason=reason, timeout_s=timeout, seed=seed, memory_gb=memory_gb)
 
 
 TIER = typer.Option("smoke", "--tier", help="smoke | nightly | full")
@@ -83,17 +83,19 @@ DEVICE = typer.Option("auto", "--device", help="auto | cuda | cpu")
 REASON = typer.Option("manual", "--reason", help="manual | nightly | pr | ...")
 TIMEOUT = typer.Option(600.0, "--timeout", help="seconds per job before it is killed")
 SEED = typer.Option(None, "--seed", help="base seed (default: random, recorded)")
+MEMORY = typer.Option(None, "--memory-limit", help="GiB of resident memory per job before it is killed "
+                      "(default: half of this host's memory)")
 
 
 @app.command("run")
 def run_cmd(tier: str = TIER, technique: Optional[list[str]] = TECH, impl: Optional[list[str]] = IMPL,
             case: Optional[list[str]] = CASE, out: Optional[str] = typer.Option(None, "--out", "-o"),
             device: str = DEVICE, reason: str = REASON, timeout: float = TIMEOUT,
-            seed: Optional[int] = SEED,
+            seed: Optional[int] = SEED, memory_limit: Optional[float] = MEMORY,
             repeat: int = typer.Option(1, "--repeat", min=1, help="run the selection N times back to back, one "
                                        "result file each (run-to-run noise for `kwatch detect-bench --runs`)")) -> None:
     """Run a tier and write the result file (no database)."""
-    opts = options(tier, technique, impl, case, device, reason, timeout, seed)
+    opts = options(tier, technique, impl, case, device, reason, timeout, seed, memory_limit)
     if repeat > 1 and not out:
         raise typer.BadParameter("--repeat needs --out (the runs are written as NAME_01, NAME_02, ...)",
                                  param_hint="--repeat")

@@ -7,7 +7,10 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
+
+from runners.sandbox import default_memory_limit, job_env, over_limit
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -15,12 +18,13 @@ ROOT = Path(__file__).resolve().parent.parent
 class Worker:
     """A runners.worker subprocess; `submit` returns its rows or raises WorkerFailure."""
 
-    def __init__(self, interpret_triton: bool) -> None:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        env["PYTHONUNBUFFERED"] = "1"
+    def __init__(self, interpret_triton: bool, memory_limit: int | None = None) -> None:
+        # the code under test sees no database URL and no tokens (runners.sandbox.job_env)
+        env = job_env(PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+                      PYTHONUNBUFFERED="1")
         if interpret_triton:
             env["TRITON_INTERPRET"] = "1"
+        self.memory_limit = memory_limit or default_memory_limit()
         self.proc = subprocess.Popen([sys.executable, "-m", "runners.worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                      env=env, cwd=str(ROOT))
@@ -49,11 +53,18 @@ class Worker:
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError) as exc:
             raise WorkerFailure(f"worker gone before the job: {exc}\n{self.stderr_tail()}")
-        try:
-            line = self._lines.get(timeout=timeout_s)
-        except queue.Empty:
-            self.kill()
-            raise WorkerFailure(f"timeout: no answer after {timeout_s:.0f} s (killed)\n{self.stderr_tail()}")
+        deadline = time.monotonic() + timeout_s
+        while True:  # the answer, or the clock or the memory limit runs out
+            try:
+                line = self._lines.get(timeout=min(0.2, max(deadline - time.monotonic(), 0.0)))
+                break
+            except queue.Empty:
+                why = over_limit(self.proc, self.memory_limit)
+                if why:
+                    raise WorkerFailure(f"{why}\n{self.stderr_tail()}")
+                if time.monotonic() >= deadline:
+                    self.kill()
+                    raise WorkerFailure(f"timeout: no answer after {timeout_s:.0f} s (killed)\n{self.stderr_tail()}")
         if line is None:
             code = self.proc.wait()
             raise WorkerFailure(f"worker died with exit code {code}\n{self.stderr_tail()}")

@@ -22,6 +22,7 @@ class RunOptions:
     device: str = "auto"
     reason: str = "manual"
     timeout_s: float = 600.0
+    memory_gb: float | None = None  # resident memory a job may hold (default: half of this host's)
     seed: int | None = None
     protocol: Protocol | None = None  # default: Protocol(), or SMOKE_PROTOCOL for the smoke tier
 
@@ -102,7 +103,8 @@ def execute(opts: RunOptions, out_path=None, on_result=None, progress=None) -> R
                                         f"requires {', '.join(missing)}, not on this {device} host")
             else:
                 if worker is None or not worker.alive():
-                    worker = Worker(interpret_triton=device == "cpu")
+                    worker = Worker(interpret_triton=device == "cpu",
+                                    memory_limit=int(opts.memory_gb * 2**30) if opts.memory_gb else None)
                 job = {"id": n, "technique": tech.name, "impl": impl.name, "case": case.id,
                        "device": device, "seed": seed, "protocol": asdict(opts.protocol)}
                 t0 = time.perf_counter()
