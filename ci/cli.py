@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import time
 import traceback
 from typing import Optional
 
@@ -29,31 +30,29 @@ COMMAND_MODULES: list[str] = ["dashboard.cli", "ci.claims_cli", "ci.gate", "ci.g
 @app.command("run")
 def run_cmd(tier: str = runners_cli.TIER, technique: Optional[list[str]] = runners_cli.TECH,
             impl: Optional[list[str]] = runners_cli.IMPL, case: Optional[list[str]] = runners_cli.CASE,
-            out: Optional[str] = typer.Option(None, "--out", "-o", help="result file to write"),
-            db: Optional[str] = DB, no_db: bool = typer.Option(False, "--no-db", help="only write --out"),
+            out: Optional[str] = typer.Option(None, "--out", "-o", help="result file to write "
+                                             "(default: kwatch-runs/TIER-DATE-TIME.json.gz)"),
+            db: Optional[str] = DB, no_db: bool = typer.Option(False, "--no-db", help="only write the result file"),
             device: str = runners_cli.DEVICE, reason: str = runners_cli.REASON,
             timeout: float = runners_cli.TIMEOUT, seed: Optional[int] = runners_cli.SEED,
             memory_limit: Optional[float] = runners_cli.MEMORY) -> None:
-    """Run a tier, print a summary, write --out and store the run in the database."""
+    """Run a tier, write the result file (--out, default kwatch-runs/), store the run, print a summary;
+    exit 1 naming the jobs that failed or errored."""
     opts = runners_cli.options(tier, technique, impl, case, device, reason, timeout, seed, memory_limit)
+    path = out or runners_cli.default_out(tier)
+    t0 = time.monotonic()
     try:
-        rf = runners_cli.run_with_progress(opts, out)
+        rf = runners_cli.run_with_progress(opts, path)
     except KeyError as exc:
         raise typer.BadParameter(str(exc.args[0]))
-    Console().print(runners_cli.summary_table(rf.results))
-    if out:
-        console.print(f"wrote {len(rf.results)} results to {out}")
+    stored_in = None
     if not no_db:
         from db.engine import open_db, resolve_url
         from db.ingest import ingest_docs
 
-        [outcome] = ingest_docs(open_db(db), [(out or "run", rf.doc)])
-        console.print(f"stored run {outcome.run_id} ({outcome.results} results) in {mask_url(resolve_url(db))}")
-    from runners.run import broken
-
-    bad = broken(rf.results)
-    if bad:
-        console.print(f"[red]{len(bad)} results errored or failed correctness[/red]")
+        [outcome] = ingest_docs(open_db(db), [(path, rf.doc)])
+        stored_in = f"{mask_url(resolve_url(db))} (run {outcome.run_id[:12]})"
+    if runners_cli.report(rf, path, time.monotonic() - t0, stored_in):
         raise typer.Exit(1)
 
 

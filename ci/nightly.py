@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
@@ -93,11 +94,12 @@ def nightly_cmd(db: Optional[str] = typer.Option(None, "--db", help="database UR
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
         path = out_dir / f"run-{tier}-{stamp}.json"
         opts = runners_cli.options(tier, technique, impl, None, device, "nightly", timeout, None)
+        t0 = time.monotonic()
         try:
             rf = runners_cli.run_with_progress(opts, str(path))
         except KeyError as exc:
             raise typer.BadParameter(str(exc.args[0]))
-        Console().print(runners_cli.summary_table(rf.results))
+        runners_cli.report(rf, str(path), time.monotonic() - t0)
         doc = rf.doc
     summary, code = nightly(db, doc, out_dir, technique)
     print((out_dir / "nightly.md").read_text())

@@ -1,14 +1,17 @@
 """`python -m runners`: list and run techniques without a database (for bare GPU hosts)."""
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from runners.progress import reporter
 from runners.run import RunOptions, execute
+from runners.summary import full_table, summary_lines, verdict_line, wrap
 
 console = Console(stderr=True)
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
@@ -35,35 +38,27 @@ def list_cmd(technique: Optional[str] = typer.Option(None, "--technique", "-t"),
 
 
 def run_with_progress(opts: RunOptions, out: Optional[str]):
-    """Execute with a progress bar on stderr; returns the ResultFile."""
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=False) as bar:
-        task = bar.add_task("planning", total=None)
-
-        def progress(done: int, total: int, label: str) -> None:
-            bar.update(task, completed=done, total=total, description=label)
-
+    """Execute with progress on stderr (a bar with an ETA on a terminal, plain lines otherwise)."""
+    with reporter() as progress:
         return execute(opts, out, progress=progress)
 
 
-def summary_table(results: list[dict]) -> Table:
-    """One line per (technique, impl, case): status, latency, throughput, error."""
-    rows: dict[tuple, dict] = {}
-    for r in results:
-        key = (r["technique"], r["impl"], r["case"])
-        d = rows.setdefault(key, {"status": r["status"], "error": r["error"]})
-        if r["status"] != "ok":
-            d["status"], d["error"] = r["status"], r["error"]
-        d[r["metric"]] = r["value"]
-    t = Table(title="KernelWatch run")
-    for col in ("technique", "impl", "case", "status", "latency_ms", "tflops", "rel_err"):
-        t.add_column(col, justify="right" if col in ("latency_ms", "tflops", "rel_err") else "left")
-    colour = {"ok": "green", "failed_correctness": "red", "error": "red", "skipped": "yellow"}
-    for (tech, impl, case), d in rows.items():
-        fmt = lambda v, f: "" if v is None else format(v, f)
-        t.add_row(tech, impl, case, f"[{colour.get(d['status'], 'white')}]{d['status']}",
-                  fmt(d.get("latency_ms"), ".4g"), fmt(d.get("tflops"), ".4g"), fmt(d.get("rel_err"), ".2e"))
-    return t
+def default_out(tier: str) -> str:
+    """Where a run writes its result file when --out is not given."""
+    return str(Path("kwatch-runs") / f"{tier}-{time.strftime('%Y%m%d-%H%M%S')}.json.gz")
+
+
+def report(rf, out: str, seconds: float, stored_in: Optional[str] = None) -> bool:
+    """Print the 80-column summary (stdout), write the full table beside the result file; True if
+    the run failed, after a last line naming the jobs that failed it."""
+    table = out.removesuffix(".gz").removesuffix(".json") + ".table.txt"
+    Path(table).write_text(full_table(rf.results))
+    paths = [("full table", table), ("result file", out)] + ([("stored in", stored_in)] if stored_in else [])
+    print("\n".join(summary_lines(rf.doc, seconds, paths)))
+    verdict = verdict_line(rf.results)
+    if verdict:
+        print("\n".join(wrap(verdict, 4)))
+    return verdict is not None
 
 
 def options(tier, technique, impl, case, device, reason, timeout, seed, memory_gb=None) -> RunOptions:
@@ -75,7 +70,7 @@ def options(tier, technique, impl, case, device, reason, timeout, seed, memory_g
                       device=device, reason=reason, timeout_s=timeout, seed=seed, memory_gb=memory_gb)
 
 
-TIER = typer.Option("smoke", "--tier", help="smoke | nightly | full")
+TIER = typer.Option("smoke", "--tier", help="smoke | smoke_full | nightly | full")
 TECH = typer.Option(None, "--technique", "-t", help="repeatable")
 IMPL = typer.Option(None, "--impl", "-i", help="repeatable")
 CASE = typer.Option(None, "--case", "-c", help="repeatable")
@@ -100,16 +95,16 @@ def run_cmd(tier: str = TIER, technique: Optional[list[str]] = TECH, impl: Optio
         raise typer.BadParameter("--repeat needs --out (the runs are written as NAME_01, NAME_02, ...)",
                                  param_hint="--repeat")
     for i in range(1, repeat + 1):
-        path = numbered(out, i) if repeat > 1 else out
+        path = numbered(out, i) if repeat > 1 else (out or default_out(tier))
         if repeat > 1:
             console.print(f"[bold]run {i} of {repeat}[/bold] -> {path}")
+        t0 = time.monotonic()
         try:
             rf = run_with_progress(opts, path)
         except KeyError as exc:
             raise typer.BadParameter(str(exc.args[0]))
-        Console().print(summary_table(rf.results))
-        if path:
-            console.print(f"wrote {len(rf.results)} results to {path}")
+        if report(rf, path, time.monotonic() - t0) and repeat == 1:
+            raise typer.Exit(1)
 
 
 def numbered(path: str, i: int) -> str:

@@ -28,7 +28,7 @@ class RunOptions:
 
     def __post_init__(self) -> None:
         if self.protocol is None:
-            self.protocol = SMOKE_PROTOCOL if self.tier == "smoke" else Protocol()
+            self.protocol = SMOKE_PROTOCOL if self.tier in ("smoke", "smoke_full") else Protocol()
 
 
 # The smoke tier checks correctness on the CPU in seconds; its timings are only indicative.
@@ -59,7 +59,8 @@ def plan(opts: RunOptions):
     techs = [get(n) for n in opts.techniques] if opts.techniques else list(techniques().values())
     jobs = []
     for tech in techs:
-        impls = [tech.impl(n) for n in opts.impls if n in {i.name for i in tech.impls}] if opts.impls else list(tech.impls)
+        impls = ([tech.impl(n) for n in opts.impls if n in {i.name for i in tech.impls}] if opts.impls
+                 else tech.impls_for(opts.tier))
         cases = tech.cases_for(opts.tier)
         if opts.cases:
             cases = [c for c in cases if c.id in opts.cases]

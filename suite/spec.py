@@ -4,7 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-TIERS = ("smoke", "nightly", "full")
+# smoke: the quick CPU check (each technique's `smoke` slice of implementations on its smoke cases);
+# smoke_full: every implementation on every smoke and smoke_full case; full: every case.
+TIERS = ("smoke", "smoke_full", "nightly", "full")
 DIRECTIONS = ("lower", "higher")
 
 
@@ -90,6 +92,7 @@ class Technique:
     probe: str | None = None  # optional "module:function"(impl_fn, case, device) -> extra metrics
     claims: tuple[str, ...] = ()  # claim ids this technique reproduces
     description: str = ""
+    smoke: tuple[str, ...] = ()  # implementations of the quick smoke tier (empty: all of them)
 
     def __post_init__(self) -> None:
         names = [i.name for i in self.impls]
@@ -98,6 +101,9 @@ class Technique:
         ids = [c.id for c in self.cases]
         if len(set(ids)) != len(ids):
             raise ValueError(f"technique {self.name}: duplicate case ids")
+        unknown = [n for n in self.smoke if n not in names]
+        if unknown:
+            raise ValueError(f"technique {self.name}: smoke names unknown implementations {unknown}")
         for impl in self.impls:
             if impl.accuracy not in self.tolerances:
                 raise ValueError(f"{self.name}/{impl.name}: no tolerance class {impl.accuracy!r}")
@@ -115,10 +121,17 @@ class Technique:
         raise KeyError(f"technique {self.name} has no case {case_id!r}")
 
     def cases_for(self, tier: str) -> list[Case]:
-        """Cases run in `tier`; `full` includes every case."""
+        """Cases run in `tier`; `full` includes every case, `smoke_full` every smoke case."""
         if tier == "full":
             return list(self.cases)
-        return [c for c in self.cases if tier in c.tiers]
+        wanted = {"smoke", "smoke_full"} if tier == "smoke_full" else {tier}
+        return [c for c in self.cases if wanted & set(c.tiers)]
+
+    def impls_for(self, tier: str) -> list[Impl]:
+        """Implementations run in `tier`: the `smoke` slice in the smoke tier, else all."""
+        if tier == "smoke" and self.smoke:
+            return [i for i in self.impls if i.name in self.smoke]
+        return list(self.impls)
 
 
 def resolve(target: str) -> Callable[..., Any]:

@@ -63,4 +63,6 @@ TECHNIQUE = Technique(
     work={"texp_per_s": _exps},
     probe=f"{_PKG}.probe:probe",
     claims=("fa4_exp2_poly_deg3_rel_err", "exp2_hybrid_mufu_fma_throughput"),
+    # The quick smoke tier's slice (every implementation runs in smoke_full).
+    smoke=("torch_eager", "triton_mufu", "triton_poly3", "triton_hybrid3_f50"),
 )

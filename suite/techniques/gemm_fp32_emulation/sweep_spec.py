@@ -30,4 +30,5 @@ def sweep_technique(gemm: Technique) -> Technique:
         bytes=None,
         probe="suite.techniques.gemm_fp32_emulation.sweep:probe",
         claims=("bf16x6_exponent_range",),
+        smoke=("cublas_fp32", "triton_dot_bf16x6", "torch_emul_bf16x6"),  # the quick smoke tier's slice
     )

@@ -49,4 +49,6 @@ TECHNIQUE = Technique(
     metrics=(LATENCY, TFLOPS, REL_ERR),
     flops=_flops,
     claims=(),
+    # The quick smoke tier's slice (every implementation runs in smoke_full).
+    smoke=("cublas_fp64", "cublas_int8_ozaki_s7", "cublas_int8_ozaki_s8"),
 )

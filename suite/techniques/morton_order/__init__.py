@@ -29,4 +29,6 @@ TECHNIQUE = Technique(
     tolerances={"default": Tolerance(f"{_REF}:lowp_bf16_out", k=2.0, floor=1e-6)},
     metrics=(LATENCY, TFLOPS, REL_ERR),
     flops=lambda p: 2.0 * p["m"] * p["n"] * p["k"],
+    # The quick smoke tier's slice (every implementation runs in smoke_full).
+    smoke=("triton_row_major", "triton_morton"),
 )

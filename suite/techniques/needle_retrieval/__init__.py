@@ -38,4 +38,6 @@ TECHNIQUE = Technique(
     description="Probe rows per grid cell (depth 0..100% in 11 steps x strength): recall (needle's "
                 "block selected), fidelity_cos (sparse vs dense output), retrieval (nearest value "
                 "is the needle's). Strength s: needle logit = ln(ctx) + s.",
+    # The quick smoke tier's slice (every implementation runs in smoke_full).
+    smoke=("triton_exact_topk", "triton_mean_pool"),
 )

@@ -38,7 +38,7 @@ TECHNIQUE = Technique(
         _impl("triton_hybrid3_f50_cond8", "bf16_poly3", note="half polynomial + conditional rescale"),
     ),
     cases=(
-        _case(1, 2, 128, 64, False, ("smoke",)),
+        _case(1, 2, 128, 64, False, ("smoke_full",)),
         _case(1, 2, 96, 64, True, ("smoke",)),
         _case(4, 16, 4096, 64, False, ("nightly",)),
         _case(4, 16, 4096, 128, False, ("full",)),
@@ -51,4 +51,6 @@ TECHNIQUE = Technique(
     flops=_flops,
     probe=f"{_PKG}.probe:probe",
     claims=("fa4_conditional_rescale",),
+    # The quick smoke tier's slice (every implementation runs in smoke_full).
+    smoke=("torch_sdpa", "triton_mufu", "triton_poly3"),
 )

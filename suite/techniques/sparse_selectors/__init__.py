@@ -33,4 +33,6 @@ TECHNIQUE = Technique(
     probe=f"{_PKG}.probe:probe",
     description="Selector time alone (latency_ms), mask error vs exact top-k (rel_err), and "
                 "recall / mass_recall from the probe. Inputs carry a topic per block.",
+    # The quick smoke tier's slice (every implementation runs in smoke_full).
+    smoke=("torch_exact_topk", "torch_mean_pool", "torch_zeta_morton"),
 )
