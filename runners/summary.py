@@ -5,8 +5,9 @@ import re
 from collections import defaultdict
 
 WIDTH = 80
-KINDS = ("ok", "xfail", "failed", "error", "skip")  # column heads
-_KIND = {"ok": "ok", "failed_correctness": "failed", "error": "error", "skipped": "skip"}
+KINDS = ("ok", "xfail", "fail", "err", "skip")  # column heads: ok, expected failure, failed, error, skipped
+_KIND = {"ok": "ok", "failed_correctness": "fail", "error": "err", "skipped": "skip"}
+_W = {"ok": 4, "xfail": 5, "fail": 4, "err": 4, "skip": 4}
 
 
 def job_outcomes(results: list[dict]) -> dict[tuple[str, str, str], dict]:
@@ -17,8 +18,8 @@ def job_outcomes(results: list[dict]) -> dict[tuple[str, str, str], dict]:
             continue
         j = jobs.setdefault((r["technique"], r["impl"], r["case"]), {"kind": "ok", "error": None,
                                                                        "latency_ms": None})
-        kind = _KIND.get(r["status"], "error")
-        if kind == "failed" and r["stats"].get("expected_failure"):
+        kind = _KIND.get(r["status"], "err")
+        if kind == "fail" and r["stats"].get("expected_failure"):
             kind = "xfail"
         if kind != "ok" and j["kind"] == "ok":
             j["kind"], j["error"] = kind, r["error"]
@@ -29,7 +30,7 @@ def job_outcomes(results: list[dict]) -> dict[tuple[str, str, str], dict]:
 
 def unexpected(results: list[dict]) -> list[tuple[str, dict]]:
     """("technique/impl/case", outcome) of each job that fails the run (failed or error)."""
-    return [("/".join(k), j) for k, j in job_outcomes(results).items() if j["kind"] in ("failed", "error")]
+    return [("/".join(k), j) for k, j in job_outcomes(results).items() if j["kind"] in ("fail", "err")]
 
 
 def _pieces(word: str, room: int) -> list[str]:
@@ -73,25 +74,27 @@ def summary_lines(doc: dict, seconds: float | None = None, paths: list[tuple[str
         if j["kind"] == "ok" and j["latency_ms"] is not None and (t["best"] is None or j["latency_ms"] < t["best"][0]):
             t["best"] = (j["latency_ms"], impl)
     name_w = max([len(n) for n in per_tech] + [len("technique")])
-    head = f"{'technique':<{name_w}} " + " ".join(f"{k:>6}" for k in KINDS) + "  fastest (median)"
+    cols = lambda t: " ".join(f"{t[k]:>{_W[k]}}" for k in KINDS)
+    head = f"{'technique':<{name_w}} " + cols({k: k for k in KINDS}) + "  fastest (median)"
+    indent = name_w + 1 + sum(_W.values()) + len(KINDS) - 1 + 2
     took = f" in {seconds:.0f} s" if seconds is not None else ""
     lines = wrap(f"KernelWatch {run['tier']} run {run['id'][:12]}{took}, seed "
                   f"{run.get('config', {}).get('seed')}, {len(jobs)} jobs"
                   f"{'' if run.get('finished_at') else ' (INCOMPLETE: the run did not finish)'}")
-    lines += [""] + wrap(head, name_w + 1 + 7 * len(KINDS) + 2)
+    lines += [""] + wrap(head, indent)
     for tech, t in per_tech.items():
         best = f"{t['best'][1]} {t['best'][0]:.3g} ms" if t["best"] else "-"
-        row = f"{tech:<{name_w}} " + " ".join(f"{t[k]:>6}" for k in KINDS) + f"  {best}"
-        lines += wrap(row, name_w + 1 + 7 * len(KINDS) + 2)
+        lines += wrap(f"{tech:<{name_w}} {cols(t)}  {best}", indent)
     totals = {k: sum(t[k] for t in per_tech.values()) for k in KINDS}
-    lines.append(f"{'total':<{name_w}} " + " ".join(f"{totals[k]:>6}" for k in KINDS))
+    lines.append(f"{'total':<{name_w}} {cols(totals)}")
     bad = unexpected(doc["results"])
     if bad:
         lines += ["", f"{len(bad)} unexpected failure(s) and error(s):"]
         for name, j in bad:
             lines += wrap(name, 4, "  ")
             msg = (j["error"] or "").strip().splitlines()
-            lines += wrap(f"{j['kind']}: {msg[0] if msg else '(no message)'}", 6, "    ")
+            what = "failed" if j["kind"] == "fail" else "error"
+            lines += wrap(f"{what}: {msg[0] if msg else '(no message)'}", 6, "    ")
     if paths:
         lines.append("")
         for what, path in paths:
