@@ -32,8 +32,19 @@ How a status is decided (code: `db/claims.py`, `suite/claims/spec.py`; tests: `t
   status as soon as a run on that hardware is stored.
 - **pending**: no stored result measures it yet, or no benchmark in this suite can (the reason is
   given).
+- Bands are two-sided wherever the page states a value; "up to x" also contradicts a value more
+  than 15% above x (the stated best case is then not the best case). One-sided bands remain only
+  for wordings without a value ("beats", "under 2x", "comparable").
+- **Hardware, one rule for every measured claim**: a claim names the hardware its figure was
+  measured on, and only runs on that hardware (its `runs_on` GPUs) can reproduce or contradict it.
+  Results on any other GPU, ours included (an H200 for an H100 claim), are shown beside it as "our
+  analog", never as its status. Claims whose hardware is "any" (numerics, arithmetic) count every
+  run; CPU runs only where the claim says numerics are the same there.
+- **Commits**: only runs that record their git commit count. A result that cannot be traced to its
+  code backs no claim; such a claim is pending and its evidence says which runs lack the commit.
 - Measured claims use the latest stored run on matching hardware; arithmetic claims
-  (measured_by "arithmetic") are recomputed from their stated inputs.
+  (measured_by "arithmetic") are recomputed from their stated inputs. "ours" marks a page figure
+  tested by our own timing (the hardware column says where).
 - A claim lives as plain data next to the technique that measures it
   (`suite/techniques/<technique>/claims.py`), or in `suite/claims/ledger_*.py` when nothing here
   builds the technique. "Recalled" marks a figure or citation taken from the cited source from
@@ -98,9 +109,16 @@ def render_markdown(rows: list[dict], sources: dict | None = None) -> str:
         if sources["skipped"]:
             out += ["", "Skipped (JSON files in the folder that are not result files): "
                     + ", ".join(f"`{s}`" for s in sources["skipped"])]
+        if sources.get("uncommitted"):
+            out += ["", "Ingested but backing no claim (the run records no git commit): "
+                    + ", ".join(f"`{s}`" for s in sources["uncommitted"])]
         out.append("")
     out += ["| status | claims |", "| --- | --- |"]
     out += [f"| {s} | {n} |" for s, n in counts(rows).items()]
+    unbacked = [r["id"] for r in rows if "only runs without a git commit" in (r["detail"] or "")]
+    if unbacked:
+        out += ["", "Claims whose only measurements come from runs without a commit (pending until re-run "
+                "from a commit): " + ", ".join(f"[{i}](#{i})" for i in unbacked)]
     out += ["", RULE, "## Ledger", "",
             "| claim | statement | figure | measured by | hardware | status | ours |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
@@ -167,12 +185,14 @@ def ledger_rows(db: str | None, results: list[str] | None) -> tuple[list[dict], 
     from db.validate import load_and_validate
 
     files, skipped = _result_files(results)
+    docs = [(str(f), load_and_validate(f)) for f in files]
     with tempfile.TemporaryDirectory() as d:
         url = f"sqlite:///{Path(d) / 'claims.db'}"
-        ingest_docs(open_db(url), [(str(f), load_and_validate(f)) for f in files])
+        ingest_docs(open_db(url), docs)
         rows = ledger(url)
         make_engine(url).dispose()
-    return rows, {"files": [f.as_posix() for f in files], "skipped": skipped}
+    uncommitted = [Path(name).as_posix() for name, doc in docs if not (doc["run"].get("git") or {}).get("commit")]
+    return rows, {"files": [f.as_posix() for f in files], "skipped": skipped, "uncommitted": uncommitted}
 
 
 def register(app: typer.Typer) -> None:

@@ -5,8 +5,10 @@ Status rule, per claim (suite/claims/spec.py has the band rule itself):
   runs_on hardware never seen  -> "not reproducible on our hardware", with a labelled projection
                                   and our nearest measurement (analog) where there is one
   no check here                -> pending (no benchmark in this suite measures it)
-  check without stored result  -> pending
+  check without stored result  -> pending (saying so when only runs without a git commit have one)
   otherwise                    -> the band judges the latest run's value on matching hardware
+Only runs that record their git commit count, for the status and for the analog alike: a result
+that cannot be traced to the code that produced it backs no claim.
 """
 from __future__ import annotations
 
@@ -72,10 +74,13 @@ def hardware_seen(session: Session) -> list[str]:
     return sorted({g for g in session.scalars(select(Environment.gpu_name)) if g})
 
 
-def _filtered(q, technique: str, metric: str | None, impls: tuple[str, ...] | None, case: str | None):
+def _filtered(q, technique: str, metric: str | None, impls: tuple[str, ...] | None, case: str | None,
+              committed: bool = True):
     q = (q.select_from(Result).join(Benchmark, Result.benchmark_id == Benchmark.id).join(Run, Result.run_id == Run.id)
          .join(Environment, Run.environment_id == Environment.id)
          .where(Benchmark.technique == technique, Result.status == "ok", Result.value.is_not(None)))
+    if committed:  # a run without a commit cannot back a claim
+        q = q.where(Run.git_commit.is_not(None))
     if metric is not None:
         q = q.where(Result.metric == metric)
     if impls is not None:
@@ -87,11 +92,11 @@ def _filtered(q, technique: str, metric: str | None, impls: tuple[str, ...] | No
 
 def latest_run_id(session: Session, technique: str, metric: str | None, impls: tuple[str, ...] | None,
                   case: str | None, runs_on: tuple[str, ...], cpu_ok: bool,
-                  need: tuple[tuple[str, ...], ...] = ()) -> str | None:
+                  need: tuple[tuple[str, ...], ...] = (), committed: bool = True) -> str | None:
     """The most recent run with valid rows of technique (metric, impls, case) on matching hardware
     that holds, for each group in `need`, at least one of its implementations."""
     q = _filtered(select(Run.id, Run.started_at, Environment.gpu_name, Environment.device,
-                         Benchmark.impl).distinct(), technique, metric, impls, case)
+                         Benchmark.impl).distinct(), technique, metric, impls, case, committed)
     runs: dict[str, tuple] = {}
     for run_id, started, gpu, device, impl in session.execute(q):
         if _matches(gpu, device, runs_on, cpu_ok):
@@ -105,7 +110,7 @@ def _rows(session: Session, technique: str, metric: str | None, impls: tuple[str
     """Valid stored rows of one run, as dicts."""
     q = _filtered(select(Result.value, Result.metric, Result.direction, Result.params, Benchmark.impl,
                          Benchmark.case_id, Run.id, Run.started_at, Environment.gpu_name, Environment.device),
-                  technique, metric, impls, case).where(Run.id == run_id)
+                  technique, metric, impls, case, committed=False).where(Run.id == run_id)
     return [{"value": r[0], "metric": r[1], "direction": r[2], "params": r[3] or {}, "impl": r[4],
              "case": r[5], "run_id": r[6], "started_at": r[7], "gpu_name": r[8], "device": r[9],
              "technique": technique} for r in session.execute(q)]
@@ -124,11 +129,13 @@ def _pick(values: list[float], higher: bool, how: str) -> float:
     return best if how == "best" else worst
 
 
-def measure(session: Session, sel: Selector, runs_on: tuple[str, ...]) -> tuple[float, str, list[dict]] | None:
+def measure(session: Session, sel: Selector, runs_on: tuple[str, ...],
+            committed: bool = True) -> tuple[float, str, list[dict]] | None:
     """The selector's value from the latest matching run: (value, detail, evidence) or None."""
     impls = sel.impls() + sel.baselines()
     need = (sel.impls(), sel.baselines()) if sel.baselines() else (sel.impls(),)
-    run_id = latest_run_id(session, sel.technique, sel.metric, impls, sel.case, runs_on, sel.cpu_ok, need)
+    run_id = latest_run_id(session, sel.technique, sel.metric, impls, sel.case, runs_on, sel.cpu_ok, need,
+                           committed)
     if run_id is None:
         return None
     run = [r for r in _rows(session, sel.technique, sel.metric, impls, sel.case, run_id)
@@ -169,13 +176,14 @@ def measure(session: Session, sel: Selector, runs_on: tuple[str, ...]) -> tuple[
     return chosen, detail, evidence
 
 
-def custom_measure(session: Session, chk: Custom, runs_on: tuple[str, ...], cpu_ok: bool = True):
+def custom_measure(session: Session, chk: Custom, runs_on: tuple[str, ...], cpu_ok: bool = True,
+                   committed: bool = True):
     """A Custom check over the latest stored value of every case of its techniques (rows of
     chk.metric, if set) on matching hardware, all passed to its function together."""
     rows, runs = [], set()
     for tech in chk.techniques():
         q = _filtered(select(Benchmark.case_id, Run.id, Run.started_at, Environment.gpu_name,
-                             Environment.device).distinct(), tech, chk.metric, None, None)
+                             Environment.device).distinct(), tech, chk.metric, None, None, committed)
         latest: dict[str, tuple] = {}
         for case, run_id, started, gpu, device in session.execute(q):
             if _matches(gpu, device, runs_on, cpu_ok) and (case not in latest or
@@ -194,12 +202,20 @@ def custom_measure(session: Session, chk: Custom, runs_on: tuple[str, ...], cpu_
     return value, f"{'; '.join(sorted(runs))}: {detail}", []
 
 
-def _measure(session: Session, chk, runs_on: tuple[str, ...], cpu_ok: bool | None = None):
+def _measure(session: Session, chk, runs_on: tuple[str, ...], cpu_ok: bool | None = None, committed: bool = True):
     if isinstance(chk, Custom):
-        return custom_measure(session, chk, runs_on, True if cpu_ok is None else cpu_ok)
+        return custom_measure(session, chk, runs_on, True if cpu_ok is None else cpu_ok, committed)
     if cpu_ok is False and chk.cpu_ok:
         chk = replace(chk, cpu_ok=False)
-    return measure(session, chk, runs_on)
+    return measure(session, chk, runs_on, committed)
+
+
+def _uncommitted(session: Session, chk, runs_on: tuple[str, ...], cpu_ok: bool | None = None) -> str:
+    """' (only runs without a git commit measure it: ...)' when such runs would decide it, else ''."""
+    got = _measure(session, chk, runs_on, cpu_ok, committed=False)
+    if got is None:
+        return ""
+    return f"; only runs without a git commit measure it, and they back no claim ({got[1][:160]})"
 
 
 # ---------------------------------------------------------------- the ledger
@@ -216,6 +232,8 @@ def evaluate_claim(session: Session, c: Claim, seen: list[str]) -> Verdict:
             got = _measure(session, c.analog, (), cpu_ok=False)  # our GPUs only
             if got:
                 v.analog, v.analog_detail = got[0], got[1]
+            else:
+                v.detail += _uncommitted(session, c.analog, (), cpu_ok=False)
         if c.projection:
             v.projection = resolve(c.projection)(v.analog)
         return v
@@ -232,7 +250,8 @@ def evaluate_claim(session: Session, c: Claim, seen: list[str]) -> Verdict:
                     + (f", case {c.check.case}" if c.check.case else ""))
         cpu = isinstance(c.check, Custom) or c.check.cpu_ok
         hw = " / ".join(c.runs_on) if c.runs_on else ("any hardware" if cpu else "any GPU")
-        return Verdict(c, PENDING, detail=f"no stored result yet: {what} on {hw}")
+        return Verdict(c, PENDING, detail=f"no stored result yet: {what} on {hw}"
+                       + _uncommitted(session, c.check, c.runs_on))
     value, detail, evidence = got
     return Verdict(c, judge(value, c.band), value, detail, evidence)
 

@@ -28,7 +28,7 @@ def test_claims_markdown_and_table_from_result_files(tmp_path):
     assert "# Claims ledger" in text and "**projection** (not a measurement)" in text
     assert "h200_gemm_foundation.json" in text and "| contradicted |" in text
     table = kwatch("claims", "--results", str(H200_FILE), "--status", "contradicted")
-    assert table.returncode == 0 and "fp4_2x_fp8_weight" in table.stdout and "prefill_sav" not in table.stdout
+    assert table.returncode == 0 and "rowmajor_2x2" in table.stdout and "prefill_sav" not in table.stdout
     assert kwatch("claims", "--format", "yaml", "--results", str(H200_FILE)).returncode != 0
 
 

@@ -18,9 +18,17 @@ T = "gemm_fp32_emulation"
 BIG = "m8192n8192k8192"
 
 
-def h200_doc() -> dict:
-    """A real nightly run of gemm_fp32_emulation on the H200 (samples trimmed)."""
-    return json.loads(H200_FILE.read_text())
+# The checkout the fixture's run was made from, recorded for the tests that need a run that can back a
+# claim (the file itself records none: its run is the test of the commit rule).
+COMMIT = "a7ec9fff7e5a35dec25a7b1adeb145f3c28aaa62"
+
+
+def h200_doc(commit: str | None = COMMIT) -> dict:
+    """A real nightly run of gemm_fp32_emulation on the H200 (samples trimmed), with `commit` as
+    its git commit."""
+    d = json.loads(H200_FILE.read_text())
+    d["run"]["git"]["commit"] = commit
+    return d
 
 
 def later(doc: dict, run_id: str, minutes: int = 10, gpu: str | None = None, scale: dict | None = None) -> dict:
@@ -59,7 +67,7 @@ ON_B200 = Claim("test_b200", "BF16x6 over FP32 is 1.4x on B200.", 1.4, "x", "tes
 
 def test_no_results_pending_then_reproduced_then_contradicted(db_url):
     # Empty database: an any-hardware claim is pending; an H200 claim has no H200 run to go on.
-    assert status_of(db_url, dataclasses.replace(FP32_51, runs_on=())).status == PENDING
+    assert status_of(db_url, dataclasses.replace(FP32_51, hardware="any", runs_on=())).status == PENDING
     assert status_of(db_url, FP32_51).status == NOT_ON_OUR_HARDWARE
     factory = open_db(db_url)
     ingest_docs(factory, [("h200", h200_doc())])
@@ -108,35 +116,92 @@ def test_failed_correctness_rows_never_count(db_url):
     assert status_of(db_url, FP32_51).status == PENDING  # an H200 run exists, but no valid row
 
 
-def test_custom_check_over_sweep_rows(db_url):
-    """bf16x6_exponent_range's rule over exponent-sweep rows: valid on [-110, 111] reproduces it,
-    a scheme failing from -64 down contradicts it."""
+def _sweep_doc(run_id: str, minutes: int, lowest_valid: int, highest_valid: int = 111,
+               cliff: dict | None = None) -> dict:
+    """Exponent-sweep rows of triton_bf16x6 (within_fp32), and rel_err rows of x6, x9 and cuBLAS FP32
+    at the cliff points given as {case: (x6, x9, fp32)}."""
+    d = later(h200_doc(), run_id, minutes)
+    base = dict(d["results"][0], technique="gemm_fp32_emulation_sweep", samples=[], stats={})
+    d["results"] = []
+    grid = (-140, -126, -110, -64, 0, 64, 111, 127)
+    for ea in grid:
+        for eb in grid:
+            ok = lowest_valid <= ea <= highest_valid and lowest_valid <= eb <= highest_valid
+            d["results"].append(dict(base, impl="triton_bf16x6", case=f"sweep_ea{ea:+d}_eb{eb:+d}",
+                                     metric="within_fp32", unit="bool", direction="higher",
+                                     value=1.0 if ok else 0.0,
+                                     params={"m": 256, "n": 256, "k": 256, "exp_a": ea, "exp_b": eb}))
+    for case, errs in (cliff or {}).items():
+        for impl, e in zip(("triton_bf16x6", "triton_bf16x9", "cublas_fp32"), errs):
+            d["results"].append(dict(base, impl=impl, case=case, metric="rel_err", unit="1", direction="lower",
+                                     value=e, params={"m": 64, "n": 64, "k": 1024, "dist": "cliff", "exp": 0}))
+    return d
+
+
+def test_exponent_range_edges_each_have_a_status(db_url):
+    """The page's [-110, 111] as two claims: each edge reproduces within 8 exponents and is
+    contradicted by a sweep whose edge lies elsewhere."""
     from suite.claims.registry import get
 
-    claim = get("bf16x6_exponent_range")
-    assert isinstance(claim.check, Custom)
-    grid = (-140, -126, -110, -64, 0, 64, 111, 127)
-
-    def sweep_doc(run_id: str, minutes: int, lowest_valid: int) -> dict:
-        d = later(h200_doc(), run_id, minutes)
-        base = d["results"][0]
-        d["results"] = []
-        for ea in grid:
-            for eb in grid:
-                ok = lowest_valid <= ea <= 111 and lowest_valid <= eb <= 111
-                d["results"].append(dict(base, technique="gemm_fp32_emulation_sweep", impl="triton_bf16x6",
-                                         case=f"sweep_ea{ea:+d}_eb{eb:+d}", metric="within_fp32", unit="bool",
-                                         direction="higher", value=1.0 if ok else 0.0, samples=[], stats={},
-                                         params={"m": 256, "n": 256, "k": 256, "exp_a": ea, "exp_b": eb}))
-        return d
-
+    lower, upper = get("bf16x6_range_lower_edge"), get("bf16x6_range_upper_edge")
+    assert isinstance(lower.check, Custom) and isinstance(upper.check, Custom)
     factory = open_db(db_url)
-    ingest_docs(factory, [("good", sweep_doc("sweep-good", 5, -110))])
+    ingest_docs(factory, [("good", _sweep_doc("sweep-good", 5, -110))])
+    v_lo, v_hi = status_of(db_url, lower), status_of(db_url, upper)
+    assert (v_lo.status, v_lo.value, v_hi.status, v_hi.value) == (REPRODUCED, -110, REPRODUCED, 111)
+    # Our split: valid from -110 up to 127 (the grid's top): the lower edge holds, the upper does not.
+    ingest_docs(factory, [("wide", _sweep_doc("sweep-wide", 20, -110, 127))])
+    v_lo, v_hi = status_of(db_url, lower), status_of(db_url, upper)
+    assert (v_lo.status, v_hi.status, v_hi.value) == (REPRODUCED, CONTRADICTED, 127)
+    ingest_docs(factory, [("bad", _sweep_doc("sweep-bad", 25, -64))])
+    assert status_of(db_url, lower).status == CONTRADICTED and status_of(db_url, lower).value == -64
+
+
+def test_x6_against_x9_inside_the_range(db_url):
+    """The third part: BF16x6 within 4x FP32's error wherever BF16x9 is, inside [-110, 111].
+    Random-like points reproduce it; a cliff point where x6 is 25x FP32 and x9 holds contradicts it."""
+    from suite.claims.registry import get
+
+    claim = get("bf16x6_as_x9_in_range")
+    factory = open_db(db_url)
+    ingest_docs(factory, [("calm", _sweep_doc("sweep-calm", 5, -110, cliff={"spread_s0": (8e-8, 8e-8, 1e-7)}))])
     v = status_of(db_url, claim)
-    assert v.status == REPRODUCED and v.value == 0 and "[-110, 111]" in v.detail
-    ingest_docs(factory, [("bad", sweep_doc("sweep-bad", 20, -64))])
+    assert v.status == REPRODUCED and v.value == pytest.approx(0.8)
+    ingest_docs(factory, [("cliff", _sweep_doc("sweep-cliff", 20, -110, cliff={
+        "spread_s0": (8e-8, 8e-8, 1e-7), "cliff_k1024": (1.9e-4, 1.2e-7, 7.7e-6)}))])
     v = status_of(db_url, claim)
-    assert v.status == CONTRADICTED and v.value == 46
+    assert v.status == CONTRADICTED and v.value == pytest.approx(1.9e-4 / 7.7e-6)
+    assert "cliff_k1024" in v.detail and "beyond 4x at 1 points" in v.detail
+
+
+def test_a_run_without_a_commit_backs_no_claim(db_url):
+    """The fixture as recorded (git.commit null): FP32_51 stays pending and says why; the same
+    results from a run with a commit reproduce it. The analog of a claim on other hardware obeys the
+    same rule."""
+    factory = open_db(db_url)
+    ingest_docs(factory, [("uncommitted", h200_doc(commit=None))])
+    v = status_of(db_url, FP32_51)
+    assert v.status == PENDING and "without a git commit" in v.detail and "e0a9b31f" in v.detail
+    v = status_of(db_url, ON_B200)
+    assert v.status == NOT_ON_OUR_HARDWARE and v.analog is None and "without a git commit" in v.detail
+    ingest_docs(factory, [("committed", later(h200_doc(), "committed-run"))])
+    v = status_of(db_url, FP32_51)
+    assert v.status == REPRODUCED and "committed-run" in v.detail
+    assert status_of(db_url, ON_B200).analog == pytest.approx(71.0 / 51.25, rel=1e-3)
+
+
+def test_like_hardware_only(db_url):
+    """An H100 claim is not reproduced by H200 runs (the same die): they are its analog; an H100 run
+    then decides it."""
+    on_h100 = dataclasses.replace(FP32_51, id="test_h100", hardware="H100", runs_on=("H100",),
+                                  analog=FP32_51.check)
+    factory = open_db(db_url)
+    ingest_docs(factory, [("h200", h200_doc())])
+    v = status_of(db_url, on_h100)
+    assert v.status == NOT_ON_OUR_HARDWARE and v.analog == pytest.approx(51.25, abs=0.01)
+    ingest_docs(factory, [("h100", later(h200_doc(), "on-h100", gpu="NVIDIA H100 80GB HBM3"))])
+    v = status_of(db_url, on_h100)
+    assert v.status == REPRODUCED and "H100" in v.detail
 
 
 def test_whole_ledger_on_real_results(db_url):
@@ -145,7 +210,8 @@ def test_whole_ledger_on_real_results(db_url):
     by_id = {r["id"]: r for r in rows}
     assert all(r["status"] in STATUSES for r in rows)
     assert by_id["prefill_saving_doc_10pct"]["status"] == REPRODUCED
-    assert by_id["fp4_2x_fp8_weight_bytes"]["status"] == CONTRADICTED
+    assert by_id["fp4_2x_fp8_weight_bytes"]["status"] == REPRODUCED  # MXFP8 / NVFP4, both scales charged
+    assert by_id["tensor_core_2x_per_generation"]["status"] == CONTRADICTED  # A100 -> H100 is 3.17x
     x9 = by_id["bf16x9_up_to_3x"]
     assert x9["status"] == NOT_ON_OUR_HARDWARE and x9["projection"]["label"] == "projection"
     assert x9["projection"]["value"] > 0

@@ -6,7 +6,7 @@ import pytest
 from suite.claims import arithmetic as ar
 from suite.claims.registry import all_claims
 from suite.claims.spec import (CONTRADICTED, MEASURED_BY, NOT_REPRODUCED, REPRODUCED, Arithmetic, Band, Claim,
-                               Selector, about, at_least, at_most, judge, rounded, stated, up_to)
+                               Custom, Selector, about, at_least, at_most, judge, rounded, stated, up_to)
 from suite.spec import resolve
 
 
@@ -20,12 +20,14 @@ from suite.spec import resolve
     (rounded(1.5, 0.05), 1.44, CONTRADICTED),
     (up_to(3), 2.8, REPRODUCED),             # >= 90% of a best case
     (up_to(3), 1.4, NOT_REPRODUCED),         # a best case not reached is not a contradiction
-    (up_to(3), 9.0, REPRODUCED),
+    (up_to(3), 3.4, REPRODUCED),
+    (up_to(3), 9.0, CONTRADICTED),           # far above the stated best case: the figure is not the best
     (at_most(2.0), 1.56, REPRODUCED),
     (at_most(2.0), 2.01, CONTRADICTED),
     (at_least(0.9, weak=True), 0.5, NOT_REPRODUCED),
     (at_least(0.9), 0.5, CONTRADICTED),
     (Band(None, 9.7e-5, "above"), 1.2e-4, NOT_REPRODUCED),
+    (Band(7.9e-5, 9.7e-5, "above"), 5.0e-5, CONTRADICTED),  # two-sided: far better than stated contradicts
     (Band(None, 9.7e-5, "above"), 8.0e-5, REPRODUCED),
     (Band(1.0, 2.0, "below"), 2.5, CONTRADICTED),  # the weak side is only the side named
 ])
@@ -78,8 +80,13 @@ def test_morton_codes_and_tiles():
 def test_hardware_arithmetic():
     assert ar.peak_ratio("GB200", "bf16", "fp32")[0] == pytest.approx(31.25)
     assert ar.utilisation(1605, "B200")[0] == pytest.approx(71.33, abs=0.01)
-    assert ar.fp4_weight_bytes_ratio(16, 8)[0] == pytest.approx(8 / 4.5)
-    assert ar.fp4_weight_bytes_ratio(32, 8)[0] == pytest.approx(8 / 4.25)
+    # Both sides pay their scales: MXFP8 8 + 8/32 bits, NVFP4 4 + 8/16, MXFP4 4 + 8/32.
+    assert ar.fp4_weight_bytes_ratio("MXFP8", "NVFP4")[0] == pytest.approx(8.25 / 4.5)
+    assert ar.fp4_weight_bytes_ratio("MXFP8", "MXFP4")[0] == pytest.approx(8.25 / 4.25)
+    assert ar.fp4_weight_bytes_ratio("FP8", "NVFP4")[0] == pytest.approx(8 / 4.5)
+    # Every generation pair: A100 -> H100 is 3.17x, H100 -> B200 2.27x; the farthest from 2x is the value.
+    value, detail = ar.generation_ratios("bf16")
+    assert value == pytest.approx(989.5 / 312) and "B200 / H100 = 2.274" in detail
     assert ar.nsa_kv_ratio()[0] == pytest.approx(65536 / 5632)
 
 
@@ -93,7 +100,8 @@ def _arith_status(cid):
     ("prefill_saving_chat_10pct", REPRODUCED), ("prefill_saving_repo_10pct", REPRODUCED),
     ("rope_table_67mb_fp32", REPRODUCED), ("rope_table_34mb_fp16", REPRODUCED),
     ("bf16_28x_fp32_gb200", REPRODUCED), ("fa4_71pct_utilisation_b200", REPRODUCED),
-    ("fp4_2x_fp8_weight_bytes", CONTRADICTED), ("rowmajor_2x2_tile_4_rows", CONTRADICTED),
+    ("fp4_2x_fp8_weight_bytes", REPRODUCED), ("rowmajor_2x2_tile_4_rows", CONTRADICTED),
+    ("tensor_core_2x_per_generation", CONTRADICTED),
 ])
 def test_ledger_arithmetic_statuses(cid, status):
     assert _arith_status(cid) == status
@@ -126,6 +134,45 @@ def test_every_claim_id_a_technique_lists_exists():
 
 def test_the_page_figures_named_by_the_issue_are_all_in_the_ledger():
     figures = {(c.figure if not isinstance(c.figure, tuple) else c.figure) for c in all_claims()}
-    for f in (1605, 71, 1.3, 2.7, 28, 3, (-110, 111), (1.2, 6.7), 12.5, 78, 250, 100, 96, 52, 12e6, 2, 3.5,
+    for f in (1605, 71, 1.3, 2.7, 28, 3, -110, 111, (1.2, 6.7), 12.5, 78, 250, 100, 96, 52, 12e6, 2, 3.5,
               16.8, 67, 34, 1.5, 4.9, 7.8, 9.3):
         assert f in figures, f
+
+
+def _measured(**kw) -> Claim:
+    base = dict(id="c", statement="s", figure=1, unit="x", source="src", measured_by="authors", hardware="H100",
+                section="sec", band=stated(1), check=Selector("t", "tflops", "x"), runs_on=("H100",))
+    return Claim(**{**base, **kw})
+
+
+def test_one_hardware_rule_for_measured_claims():
+    _measured()  # an H100 claim judged on H100 runs
+    with pytest.raises(ValueError, match="analog"):  # an H200 is not an H100: it can only be the analog
+        _measured(runs_on=("H100", "H200"))
+    with pytest.raises(ValueError, match="no GPUs"):  # a B200 claim must say which runs count
+        _measured(hardware="B200 (FA4's target)", runs_on=())
+    _measured(hardware="any", runs_on=())  # numerics: every run counts
+    with pytest.raises(ValueError, match="arithmetic"):  # a timing is not arithmetic
+        _measured(measured_by="arithmetic", hardware="any", runs_on=())
+
+
+def test_every_measured_claim_in_the_ledger_follows_the_hardware_rule():
+    for c in all_claims():
+        if isinstance(c.check, (Selector, Custom)):
+            assert c.hardware == "any" or c.runs_on, c.id
+            assert all(h.lower() in c.hardware.lower() for h in c.runs_on), c.id
+            assert c.measured_by != "arithmetic", c.id
+    by_id = {c.id: c for c in all_claims()}
+    assert by_id["fa2_35pct_h100"].runs_on == ("H100",) and by_id["fa2_35pct_h100"].analog is not None
+    assert by_id["exp2_hybrid_mufu_fma_throughput"].runs_on == ("B200",)
+    doc = by_id["prefill_saving_doc_measured"]
+    assert (doc.measured_by, doc.hardware, doc.runs_on) == ("ours", "H200", ("H200",))
+
+
+def test_bands_are_two_sided_where_the_page_states_a_value():
+    one_sided_ok = {"bf16x9_fp32_comparable", "exp2_hybrid_mufu_fma_throughput", "fa4_conditional_rescale",
+                    "prefill_chat_caps_under_2x", "rope_bf16_angle_at_100k", "dhsa_matches_dense_needle",
+                    "bf16x6_as_x9_in_range"}  # wordings without a value: 'comparable', 'beats', 'under 2x', ...
+    for c in all_claims():
+        if c.band is not None and c.id not in one_sided_ok:
+            assert c.band.lo is not None and c.band.hi is not None, c.id

@@ -51,3 +51,19 @@ def test_h200_sweep_region_and_no_flush_to_zero():
     piece = [r for r in rows if r["impl"] == "triton_bf16x6" and r["case"] == "denorm_piece"
              and r["metric"] == "rel_err"][0]
     assert piece["value"] < 1e-6 and piece["stats"]["zero_outputs"] == 0
+
+
+def test_probe_cliff_rows_separate_x6_from_x9(monkeypatch):
+    """The sweep carries the BF16x6 cliff class (cliff.py): at K = 256, x6 is outside 4x fp32's
+    error there while x9 is within, and both are within at an ordinary grid point."""
+    monkeypatch.setitem(sweep.GRIDS, "smoke", (0,))
+    monkeypatch.setitem(sweep.SPREADS, "smoke", ())
+    case = Case("sweep_smoke", {"m": 32, "n": 32, "k": 32, "dist": "unit_exp", "sweep": "smoke"})
+
+    def within(scheme):
+        rows = sweep.probe(fn=_fn(scheme), case=case, device="cpu", seed=0)
+        return {r["case"]: r["value"] for r in rows if r["metric"] == "within_fp32"}
+
+    x6, x9 = within("bf16x6"), within("bf16x9")
+    assert x9["cliff_k256"] == 1.0 and x6["cliff_k256"] == 0.0
+    assert x6["sweep_ea+0_eb+0"] == 1.0 == x9["sweep_ea+0_eb+0"]

@@ -69,16 +69,6 @@ def peak_ratio(gpu: str, num: str, den: str, also: str | None = None) -> tuple[f
     return a.value / b.value, detail
 
 
-def generation_ratio(key: str, new: str, old: str, also: tuple[str, str] | None = None) -> tuple[float, str]:
-    """Ratio of one datasheet rate between two GPU generations."""
-    a, b = rate(new, key), rate(old, key)
-    detail = f"{key}: {new} {a.value:g} / {old} {b.value:g} = {a.value / b.value:.3f}"
-    if also:
-        c, d = rate(also[0], key), rate(also[1], key)
-        detail += f"; for comparison {also[0]} / {also[1]} = {c.value / d.value:.3f}"
-    return a.value / b.value, detail + f" ({rate(new, key).source}; {rate(old, key).source})"
-
-
 def utilisation(tflops: float, gpu: str, key: str = "bf16") -> tuple[float, str]:
     """A throughput as a percentage of a datasheet peak."""
     peak = rate(gpu, key)
@@ -90,12 +80,44 @@ def emulation_net_speedup(cheaper: float = 28.0, products: int = 9) -> tuple[flo
     return cheaper / products, f"{cheaper:g} / {products} = {cheaper / products:.3f}x"
 
 
-def fp4_weight_bytes_ratio(block: int = 16, scale_bits: int = 8) -> tuple[float, str]:
-    """FP8 bits per weight / block-scaled FP4 bits per weight (4 + scale_bits/block)."""
-    bits = 4 + scale_bits / block
-    return 8 / bits, (f"FP8 8 bits vs FP4 4 bits + one {scale_bits}-bit scale per {block} = {bits:g} bits: "
-                      f"{8 / bits:.3f}x (NVFP4: 16-element blocks, FP8 E4M3 scales; MXFP4 with 32-element "
-                      f"blocks and 8-bit scales gives {8 / (4 + 8 / 32):.3f}x)")
+def bits_per_weight(fmt: str) -> float:
+    """Storage bits per element of a block-scaled format, its scales charged (e.g. NVFP4 4.5);
+    "FP8" is per-tensor scaled (one scale for the whole tensor: 8 bits)."""
+    from suite.claims.datasheets import FORMATS
+
+    if fmt == "FP8":
+        return 8.0
+    block, scale_bits, _ = FORMATS[fmt]
+    return (4 if "FP4" in fmt else 8) + scale_bits / block
+
+
+def fp4_weight_bytes_ratio(fp8: str = "MXFP8", fp4: str = "NVFP4") -> tuple[float, str]:
+    """FP8 bits per weight / FP4 bits per weight, each format's block scales charged."""
+    from suite.claims.datasheets import FORMATS
+
+    r = bits_per_weight(fp8) / bits_per_weight(fp4)
+    others = [(a, b) for a in ("MXFP8", "FP8") for b in ("NVFP4", "MXFP4") if (a, b) != (fp8, fp4)]
+    return r, (f"{fp8} {bits_per_weight(fp8):g} bits / {fp4} {bits_per_weight(fp4):g} bits per weight = "
+               f"{r:.3f}x; " + "; ".join(f"{a} / {b} = {bits_per_weight(a) / bits_per_weight(b):.3f}x"
+                                          for a, b in others)
+               + " (FP8 = per-tensor scale; " + "; ".join(sorted({FORMATS[f][2] for f in (fp4, fp8) if f in FORMATS}))
+               + ")")
+
+
+def generation_ratios(key: str = "bf16") -> tuple[float, str]:
+    """Datasheet rate ratio of every consecutive tensor-core generation pair; the value is the pair
+    farthest from 2x (by |log2 ratio - 1|), so one pair off the claim shows."""
+    from suite.claims.datasheets import GENERATIONS
+
+    pairs = [(o, n, rate(n, key).value / rate(o, key).value) for (_, o), (_, n) in zip(GENERATIONS, GENERATIONS[1:])]
+    worst = max(pairs, key=lambda p: abs(math.log2(p[2]) - 1))
+    first, last = GENERATIONS[0][1], GENERATIONS[-1][1]
+    span = rate(last, key).value / rate(first, key).value
+    per_gen = span ** (1 / (len(GENERATIONS) - 1))
+    return worst[2], ("; ".join(f"{key}: {n} / {o} = {r:.3f}" for o, n, r in pairs)
+                      + f"; {last} / {first} = {span:.2f} over {len(GENERATIONS) - 1} generations = "
+                      f"{per_gen:.3f}x per generation; farthest from 2x: {worst[1]} / {worst[0]} ("
+                      + "; ".join(sorted({rate(g, key).source for _, g in GENERATIONS})) + ")")
 
 
 def morton(x: int, y: int, bits: int = 8) -> int:

@@ -60,4 +60,9 @@ FORMATS: dict[str, tuple[int, int, str]] = {
     "NVFP4": (16, 8, "NVIDIA technical blog, 'Introducing NVFP4 for Efficient and Accurate Low-Precision "
                      "Inference' (2025): 16-value micro-blocks, FP8 E4M3 scale"),
     "MXFP4": (32, 8, "OCP Microscaling Formats (MX) Specification v1.0 (2023): 32-element blocks, E8M0 scale"),
+    "MXFP8": (32, 8, "OCP Microscaling Formats (MX) Specification v1.0 (2023): 32-element blocks, E8M0 scale"),
 }
+
+# One GPU per tensor-core generation with a datasheet here, oldest first (H200 and GB200 share
+# their generation's tensor cores).
+GENERATIONS = (("Ampere", "A100-80GB"), ("Hopper", "H100"), ("Blackwell", "B200"))

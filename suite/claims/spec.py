@@ -12,7 +12,10 @@ NOT_ON_OUR_HARDWARE = "not reproducible on our hardware"
 PENDING = "pending"
 STATUSES = (REPRODUCED, NOT_REPRODUCED, CONTRADICTED, NOT_ON_OUR_HARDWARE, PENDING)
 
-MEASURED_BY = ("vendor", "authors", "independent", "arithmetic")
+# Who measured the figure; "ours": the page's figure (often its arithmetic) tested by our own timing.
+MEASURED_BY = ("vendor", "authors", "independent", "arithmetic", "ours")
+# Hardware that is no GPU: the claim holds (or was measured) anywhere, so every run counts.
+ANY_HARDWARE = "any"
 
 
 @dataclass(frozen=True)
@@ -73,10 +76,12 @@ def rounded(x: float, half_unit: float) -> Band:
     return Band(x - half_unit, x + half_unit, None, f"rounds to the stated digits (+-{half_unit:g})")
 
 
-def up_to(x: float, rel: float = 0.10) -> Band:
+def up_to(x: float, rel: float = 0.10, above: float = 0.15) -> Band:
     """'up to x' (a best case): reaching 90% of x reproduces it; less is not reproduced, not
-    contradicted, because a best case is not a promise about every case."""
-    return Band(x * (1 - rel), None, "below", f"'up to' -> >= {1 - rel:.0%} of it; less: not reproduced")
+    contradicted, because a best case is not a promise about every case. More than 15% above x
+    contradicts it: the stated best case is then not the best case."""
+    return Band(x * (1 - rel), x * (1 + above), "below",
+                f"'up to' -> {1 - rel:.0%} to {1 + above:.0%} of it; less: not reproduced")
 
 
 def at_least(x: float, weak: bool = False, wording: str = "") -> Band:
@@ -183,6 +188,21 @@ class Claim:
             raise ValueError(f"claim {self.id}: a check needs a band")
         if isinstance(self.check, Arithmetic) and self.measured_by != "arithmetic" and not self.note:
             raise ValueError(f"claim {self.id}: an arithmetic check on a measured figure needs a note")
+        if self.measured_by == "arithmetic" and isinstance(self.check, (Selector, Custom)):
+            raise ValueError(f"claim {self.id}: checked by a measurement, so not labelled 'arithmetic'")
+        self._check_hardware()
+
+    def _check_hardware(self) -> None:
+        """The one hardware rule: only like hardware reproduces a measured claim. A claim whose
+        hardware is a GPU (not "any") and that a stored run could judge names the GPUs whose runs
+        count (runs_on), each of them the claim's own hardware; results from other GPUs appear as
+        the analog, beside the claim, never as its status."""
+        for h in self.runs_on:
+            if h.lower() not in self.hardware.lower():
+                raise ValueError(f"claim {self.id}: runs_on {h!r} is not the claim's hardware "
+                                 f"{self.hardware!r}; show other GPUs' results as the analog")
+        if self.hardware != ANY_HARDWARE and isinstance(self.check, (Selector, Custom)) and not self.runs_on:
+            raise ValueError(f"claim {self.id}: measured on {self.hardware!r} but says no GPUs whose runs count")
 
     def figure_text(self) -> str:
         if isinstance(self.figure, tuple):

@@ -92,7 +92,7 @@ TECHNIQUE = Technique(
     flops=_flops,
     bytes=_bytes,
     claims=("bf16_28x_fp32_gb200", "bf16x9_fp32_comparable", "bf16x9_up_to_3x",
-            "bf16x6_exponent_range"),
+            "bf16x6_range_lower_edge", "bf16x6_range_upper_edge", "bf16x6_as_x9_in_range"),
     # The quick smoke tier's slice (every implementation runs in smoke_full).
     smoke=("cublas_fp32", "triton_dot_bf16x6", "triton_bf16x9", "triton_bf16x6_regsplit",
            "triton_bf16x6_cat", "cublas_bf16x9_kcat", "torch_emul_bf16x9"),

@@ -1,9 +1,11 @@
 """Conditional correctness (the technique's probe): one implementation's error over a grid of
-operand exponents, on matrices with a wide exponent spread, and on denormal/flush-to-zero probes."""
+operand exponents, on matrices with a wide exponent spread, on denormal/flush-to-zero probes, and
+on the input class that separates BF16x6 from BF16x9 (cliff.py)."""
 from __future__ import annotations
 
 import torch
 
+from suite.techniques.gemm_fp32_emulation.cliff import CLIFF, cliff_inputs
 from suite.techniques.gemm_fp32_emulation.reference import lowp_fp32, make_inputs, reference
 
 # Exponent offsets of A and of B (every element of an operand is +-[1, 2) * 2**offset).
@@ -14,6 +16,8 @@ GRIDS = {
 }
 # Elementwise exponent spreads: each element scaled by 2**U{-s..s}.
 SPREADS = {"smoke": (0, 32, 64), "coarse": (0, 16, 32, 48, 64, 96), "fine": tuple(range(0, 121, 8))}
+# The BF16x6 cliff (cliff.py): one-signed mid/lo pieces under cancellation, 64 x 64 outputs, at these K.
+CLIFF_KS = {"smoke": (256,), "coarse": (256, 1024, 4096), "fine": (256, 1024, 4096)}
 K_TOL = 4.0  # "within fp32 accuracy": error <= K_TOL x fp32 IEEE's error, the harness's rule
 
 
@@ -31,7 +35,8 @@ def _rel(out: torch.Tensor, ref: torch.Tensor) -> float | None:
 
 def point_errors(fn, params: dict, seed: int, device: str) -> dict:
     """Errors of fn at one input setting: vs the fp64 oracle, vs fp32 IEEE, and fp32 IEEE's own."""
-    inputs = make_inputs(params, seed, device)
+    make = cliff_inputs if params.get("dist") == "cliff" else make_inputs
+    inputs = make(params, seed, device)
     ref, ieee = reference(**inputs), lowp_fp32(**inputs)
     out = torch.full((params["m"], params["n"]), float("nan"), device=device)
     fn(out, **inputs)
@@ -96,7 +101,8 @@ def _denormal_rows(fn, device: str, seed: int) -> list[dict]:
 
 
 def probe(fn, case, device: str, seed: int) -> list[dict]:
-    """Rows for the runner: the exponent grid, the spreads and the denormal probes of one impl."""
+    """Rows for the runner: the exponent grid, the spreads, the cliff class and the denormal probes
+    of one impl."""
     grid = case.params.get("sweep")
     if not grid:
         return []
@@ -109,6 +115,9 @@ def probe(fn, case, device: str, seed: int) -> list[dict]:
     for s in SPREADS[grid]:
         params = dict(base, dist="normal", spread=s)
         rows += _rows(f"spread_s{s}", params, point_errors(fn, params, seed, device))
+    for k in CLIFF_KS[grid]:
+        params = dict(CLIFF, m=64, n=64, k=k, dist="cliff")
+        rows += _rows(f"cliff_k{k}", params, point_errors(fn, params, seed, device))
     return rows + _denormal_rows(fn, device, seed)
 
 

@@ -1,6 +1,6 @@
 """The sweep technique: conditional correctness of FP32 emulation (page: "BF16x6 ... valid when the exponent range is
 known to be well behaved, roughly [-110, 111]"): every gemm_fp32_emulation implementation over a
-grid of operand exponents, wide exponent spreads and denormal probes (sweep.py)."""
+grid of operand exponents, wide exponent spreads, denormal probes and the BF16x6 cliff class (sweep.py)."""
 from dataclasses import replace
 
 from suite.spec import REL_ERR, Case, Technique
@@ -29,6 +29,6 @@ def sweep_technique(gemm: Technique) -> Technique:
         flops=None,
         bytes=None,
         probe="suite.techniques.gemm_fp32_emulation.sweep:probe",
-        claims=("bf16x6_exponent_range",),
+        claims=("bf16x6_range_lower_edge", "bf16x6_range_upper_edge", "bf16x6_as_x9_in_range"),
         smoke=("cublas_fp32", "triton_dot_bf16x6", "torch_emul_bf16x6"),  # the quick smoke tier's slice
     )
