@@ -5,18 +5,19 @@ worst inputs (the Triton interpreter on the CPU, the compiled kernels and cuBLAS
   python -m runners.studies.bf16x6_cliff search --out results/cpu/bf16x6_cliff.json
   python -m runners.studies.bf16x6_cliff confirm --search results/cpu/bf16x6_cliff.json --out c.json
 
-Imports only the standard library, numpy, torch, triton and torch-only project modules (it runs on the GPU host).
+Imports only the standard library, numpy, torch, triton and torch-only project modules: it runs
+on the GPU host, whose image lacks the database and dashboard packages.
 """
 from __future__ import annotations
 
 import argparse
-from importlib import metadata
 import json
 import math
 import os
 import platform
 import random
 import time
+from importlib import metadata
 
 import numpy as np
 import torch
