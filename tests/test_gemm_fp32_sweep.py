@@ -67,3 +67,16 @@ def test_probe_cliff_rows_separate_x6_from_x9(monkeypatch):
     x6, x9 = within("bf16x6"), within("bf16x9")
     assert x9["cliff_k256"] == 1.0 and x6["cliff_k256"] == 0.0
     assert x6["sweep_ea+0_eb+0"] == 1.0 == x9["sweep_ea+0_eb+0"]
+
+
+def test_h200_sweep_has_the_cliff_where_x6_fails_and_x9_holds():
+    """results/h200/gemm_fp32_emulation_sweep_cliff.json: on the H200 our BF16x6 and Triton's
+    built-in bf16x6 break the 4x-cuBLAS rule on the cliff class at every K, BF16x9 never does."""
+    doc = json.loads((H200.parent / "gemm_fp32_emulation_sweep_cliff.json").read_text())
+    assert doc["run"]["git"]["commit"] and doc["run"]["env"]["gpu_name"] == "NVIDIA H200"
+    within = {(r["impl"], r["case"]): r["value"] for r in doc["results"] if r["metric"] == "within_fp32"}
+    for k in (256, 1024, 4096):
+        case = f"cliff_k{k}"
+        assert within[("triton_bf16x6", case)] == 0.0 == within[("triton_dot_bf16x6", case)]
+        assert within[("triton_bf16x9", case)] == 1.0 == within[("cublas_fp32", case)]
+    assert sweep.region(doc["results"], "triton_bf16x6")["exp_a_with_b0"] == (-112, 127)
