@@ -89,6 +89,10 @@ def test_ratio_up_to_claim_not_reproduced_then_reproduced(db_url):
     assert v.value == pytest.approx(71.0 / 51.25, rel=1e-3)
     ingest_docs(factory, [("faster", later(h200_doc(), "later-x6", scale={("triton_dot_bf16x6", "tflops"): 2.1}))])
     assert status_of(db_url, X6_UP_TO_3).status == REPRODUCED  # 2.92x >= 90% of 3x
+    # Two-sided: 3.6x is more than 15% above the stated best case, so "up to 3x" is contradicted.
+    ingest_docs(factory, [("fastest", later(h200_doc(), "later-x6b", 20, scale={("triton_dot_bf16x6", "tflops"): 2.6}))])
+    v = status_of(db_url, X6_UP_TO_3)
+    assert v.status == CONTRADICTED and v.value == pytest.approx(2.6 * 71.0 / 51.25, rel=1e-3)
 
 
 def test_absent_hardware_gives_projection_until_a_run_on_it_is_stored(db_url):
