@@ -61,7 +61,7 @@ def ingest_cmd(files: list[str] = typer.Argument(..., help="result files (schema
                db: Optional[str] = DB) -> None:
     """Load result files into the database: idempotent, all files or none."""
     from db.engine import open_db, resolve_url
-    from db.pytest_benchmark import ingest_files
+    from db.ingest import ingest_files
     from db.validate import ResultFileError
 
     try:

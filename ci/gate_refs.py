@@ -39,7 +39,7 @@ class RunData:
 
 def load_document(path: str | Path) -> dict:
     """A validated schema-1 document from a KernelWatch result file or a pytest-benchmark JSON file."""
-    from db.pytest_benchmark import load_any
+    from db.ingest import load_any
 
     return load_any(path)[0]
 

@@ -5,7 +5,6 @@ import random
 from dataclasses import dataclass, field
 
 from ci.gate_refs import RunData
-from db.series import SeriesKey, key_of_row
 
 
 @dataclass
@@ -94,11 +93,3 @@ def remeasure(cand: RunData, subjects: set[tuple[str, str, str]], timeout_s: flo
                 continue
             out.rows[(r["technique"], r["impl"], r["case"], r["metric"])] = r
     return out
-
-
-def fresh_row(m: Remeasurement, key: SeriesKey) -> dict | None:
-    return m.rows.get(key.subject)
-
-
-def fresh_key(row: dict, cand: RunData) -> SeriesKey:
-    return key_of_row(row, cand.hardware_key, cand.software_key)

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-TIMING_UNITS = {"ms", "us", "ns", "s", "tflop/s", "tflops", "gb/s", "gbps", "items/s", "ops/s"}
 ERROR_PREFIXES = ("rel_err", "abs_err", "ulp", "max_err", "mean_err")
 RETRIEVAL_PREFIXES = ("recall", "accuracy", "hit_rate", "precision", "success")
 

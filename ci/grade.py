@@ -24,6 +24,8 @@ from rich.console import Console
 from rich.table import Table
 
 from db.urls import mask_url
+from runners.env import fingerprint, git_state
+from runners.resultfile import finite, new_run, result_row
 from runners.sandbox import default_memory_limit, job_env, run_limited
 
 console = Console(stderr=True)
@@ -74,31 +76,25 @@ def pairs(problem: Path, solution: Optional[Path]) -> list[tuple[Path, Path]]:
 
 def to_document(grades: list[dict], device: str, ps: list[float], suite: str) -> dict:
     """The grades as a schema-1 result document: reference and solution latency, speedup, max error."""
-    from runners.env import fingerprint, git_state
-    from runners.resultfile import finite, new_run
-
     run = new_run("kernelbench", "grade", git_state(str(ROOT)), fingerprint(device),
                   {"suite": suite, "fast_p": {str(p): fast_p(grades, p) for p in ps}, "problems": len(grades)})
     rows = []
     for g in grades:
         case = Path(g["problem"]).stem
-        base = {"technique": suite, "impl_version": None, "impl_hash": None, "case": case, "params": {},
-                "samples": [], "stats": {}, "error": g.get("message"), "value": None}
         status = g.get("status", "error")
-        sol = dict(base, impl=Path(g["solution"]).parent.name + "/" + Path(g["solution"]).stem)
+        sol = Path(g["solution"]).parent.name + "/" + Path(g["solution"]).stem
         if status == "ok":
-            rows.append(dict(base, impl="reference", metric="latency_ms", unit="ms", direction="lower",
-                             value=g["ref_stats"]["median"], samples=g["ref_samples"], stats=g["ref_stats"],
-                             status="ok", error=None))
-            rows.append(dict(sol, metric="latency_ms", unit="ms", direction="lower", value=g["new_stats"]["median"],
-                             samples=g["new_samples"], stats=g["new_stats"], status="ok", error=None))
-            rows.append(dict(sol, metric="speedup", unit="x", direction="higher", value=g["speedup"], status="ok",
-                             error=None))
+            rows.append(result_row(suite, "reference", case, "latency_ms", "ms", "lower",
+                                   value=g["ref_stats"]["median"], samples=g["ref_samples"], stats=g["ref_stats"]))
+            rows.append(result_row(suite, sol, case, "latency_ms", "ms", "lower", value=g["new_stats"]["median"],
+                                   samples=g["new_samples"], stats=g["new_stats"]))
+            rows.append(result_row(suite, sol, case, "speedup", "x", "higher", value=g["speedup"]))
         else:
-            rows.append(dict(sol, metric="latency_ms", unit="ms", direction="lower", status=status))
-        rows.append(dict(sol, metric="max_abs_err", unit="1", direction="lower", value=g.get("max_abs_err"),
-                         status=status if g.get("max_abs_err") is not None or status != "ok" else "ok",
-                         stats={"tolerance_atol": 1e-2, "tolerance_rtol": 1e-2, "trials": g.get("trials")}))
+            rows.append(result_row(suite, sol, case, "latency_ms", "ms", "lower", status=status,
+                                   error=g.get("message")))
+        rows.append(result_row(suite, sol, case, "max_abs_err", "1", "lower", value=g.get("max_abs_err"),
+                               status=status, error=g.get("message"),
+                               stats={"tolerance_atol": 1e-2, "tolerance_rtol": 1e-2, "trials": g.get("trials")}))
     rows = [r for r in rows if not (r["status"] == "ok" and r["value"] is None)]
     return finite({"schema": 1, "run": run, "results": rows})
 

@@ -80,7 +80,7 @@ def nightly_cmd(db: Optional[str] = typer.Option(None, "--db", help="database UR
                 result: Optional[Path] = typer.Option(None, "--result", help="use this result file instead of running"),
                 device: str = runners_cli.DEVICE, timeout: float = runners_cli.TIMEOUT) -> None:
     """Run the nightly tier (or take --result), ingest, detect, report; exit 1 on new regressions/failures."""
-    from db.pytest_benchmark import load_any
+    from db.ingest import load_any
     from db.validate import ResultFileError
 
     if result is not None:

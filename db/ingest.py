@@ -5,13 +5,16 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from db.models import Benchmark, Environment, Result, Run
-from db.validate import ResultFileError, parse_time, validate
+from db.pytest_benchmark import is_pytest_benchmark, to_document
+from db.validate import ResultFileError, load_and_validate, parse_time, validate
 from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, key_of
+from runners.resultfile import UNREADABLE, read_text
 
 
 @dataclass
@@ -93,3 +96,26 @@ def ingest_docs(session_factory, docs: list[tuple[str, dict]], source: str = "kw
     """Ingest several (name, document) pairs in one transaction: all stored, or none."""
     with session_factory() as session, session.begin():
         return [ingest_doc(session, doc, name, source) for name, doc in docs]
+
+
+def load_any(path: str | Path) -> tuple[dict, str]:
+    """(validated schema-1 document, source) for a KernelWatch result file or a pytest-benchmark file."""
+    try:
+        raw = json.loads(read_text(path))
+    except UNREADABLE:
+        return load_and_validate(path), "kwatch"  # raises ResultFileError naming the problem
+    if is_pytest_benchmark(raw):
+        if not isinstance(raw["benchmarks"], list):
+            raise ResultFileError(f"{path}: field benchmarks: not a list")
+        doc = to_document(raw, str(path))
+        validate(doc, str(path))
+        return doc, "pytest-benchmark"
+    validate(raw, str(path))
+    return raw, "kwatch"
+
+
+def ingest_files(session_factory, paths: list[str]) -> list:
+    """Ingest files of either format in one transaction: all stored, or none."""
+    loaded = [(p, *load_any(p)) for p in paths]
+    with session_factory() as session, session.begin():
+        return [ingest_doc(session, doc, p, source) for p, doc, source in loaded]

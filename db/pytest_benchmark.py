@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from pathlib import Path
+
+from runners.resultfile import result_row
 
 _SUMMARY = {"min": "min", "max": "max", "mean": "mean", "stddev": "stdev", "median": "median",
             "q1": "q1", "q3": "q3", "iqr": "iqr"}
@@ -73,37 +74,8 @@ def to_document(raw: dict, name: str = "pytest-benchmark") -> dict:
     for b in raw["benchmarks"]:
         technique, impl, case = _split(b)
         stats, samples = _stats(b)
-        rows.append({"technique": technique, "impl": impl, "impl_version": None, "impl_hash": None,
-                     "case": case, "params": b.get("params") or {}, "metric": "latency_ms", "unit": "ms",
-                     "direction": "lower", "value": stats.get("median"), "samples": samples, "stats": stats,
-                     "status": "ok" if stats.get("median") is not None else "error",
-                     "error": None if stats.get("median") is not None else "no median in the file"})
+        ok = stats.get("median") is not None
+        rows.append(result_row(technique, impl, case, "latency_ms", "ms", "lower", value=stats.get("median"),
+                               samples=samples, stats=stats, params=b.get("params"),
+                               status="ok" if ok else "error", error=None if ok else "no median in the file"))
     return {"schema": 1, "run": run, "results": rows}
-
-
-def load_any(path: str | Path) -> tuple[dict, str]:
-    """(validated schema-1 document, source) for a KernelWatch result file or a pytest-benchmark file."""
-    from db.validate import ResultFileError, load_and_validate, validate
-    from runners.resultfile import UNREADABLE, read_text
-
-    try:
-        raw = json.loads(read_text(path))
-    except UNREADABLE:
-        return load_and_validate(path), "kwatch"  # raises ResultFileError naming the problem
-    if is_pytest_benchmark(raw):
-        if not isinstance(raw["benchmarks"], list):
-            raise ResultFileError(f"{path}: field benchmarks: not a list")
-        doc = to_document(raw, str(path))
-        validate(doc, str(path))
-        return doc, "pytest-benchmark"
-    validate(raw, str(path))
-    return raw, "kwatch"
-
-
-def ingest_files(session_factory, paths: list[str]) -> list:
-    """Ingest files of either format in one transaction: all stored, or none."""
-    from db.ingest import ingest_doc
-
-    loaded = [(p, *load_any(p)) for p in paths]
-    with session_factory() as session, session.begin():
-        return [ingest_doc(session, doc, p, source) for p, doc, source in loaded]

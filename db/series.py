@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from db.models import Benchmark, Environment, Result, Run
+from runners.resultfile import result_row
 
 
 @dataclass(frozen=True, order=True)
@@ -115,11 +116,10 @@ def run_document(session: Session, run_id: str) -> dict:
     q = (select(Result, Benchmark).join(Benchmark, Result.benchmark_id == Benchmark.id)
          .where(Result.run_id == run_id).order_by(Result.id))
     for res, b in session.execute(q):
-        rows.append({"technique": b.technique, "impl": b.impl, "impl_version": res.impl_version,
-                     "impl_hash": res.impl_hash, "case": b.case_id, "params": dict(res.params or b.params or {}),
-                     "metric": res.metric, "unit": res.unit, "direction": res.direction, "value": res.value,
-                     "samples": list(res.samples or []), "stats": dict(res.stats or {}), "status": res.status,
-                     "error": res.error})
+        rows.append(result_row(b.technique, b.impl, b.case_id, res.metric, res.unit, res.direction,
+                               value=res.value, samples=res.samples or [], stats=res.stats,
+                               status=res.status, error=res.error, params=res.params or b.params,
+                               impl_version=res.impl_version, impl_hash=res.impl_hash))
     header = {"id": run.id, "started_at": run.started_at.isoformat(),
               "finished_at": run.finished_at.isoformat() if run.finished_at else None, "tier": run.tier,
               "reason": run.reason, "source": run.source,

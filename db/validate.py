@@ -1,4 +1,5 @@
-"""Validation of result files against db/result_schema.json, with errors that name the field."""
+"""Validation of result files against the writer's schema (runners/result_schema.json), with errors
+that name the field."""
 from __future__ import annotations
 
 import json
@@ -6,7 +7,7 @@ from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 
-from runners.resultfile import read_text
+from runners.resultfile import SCHEMA_PATH, read_text
 
 
 class ResultFileError(ValueError):
@@ -17,7 +18,7 @@ class ResultFileError(ValueError):
 def _validator():
     from jsonschema import Draft202012Validator
 
-    schema = json.loads((Path(__file__).with_name("result_schema.json")).read_text())
+    schema = json.loads(SCHEMA_PATH.read_text())
     return Draft202012Validator(schema)
 
 

@@ -53,8 +53,18 @@ def import_closure(module: str) -> list[Path]:
 def impl_hash(tech, impl) -> str:
     """sha256 (16 hex) of the source files in the import closure of the implementation's target,
     each under its path relative to suite/."""
+    return _digest(import_closure(impl.target.partition(":")[0]))
+
+
+def module_hash(module: str) -> str:
+    """The same hash for a study driver outside suite/: its own file plus the suite code it imports."""
+    own = Path(importlib.util.find_spec(module).origin)
+    return _digest([own, *(p for m in _imports(own) for p in import_closure(m))])
+
+
+def _digest(files) -> str:
     h = hashlib.sha256()
-    for f in import_closure(impl.target.partition(":")[0]):
+    for f in sorted(set(files)):
         rel = f.as_posix().rsplit("/suite/", 1)[-1]
         h.update(rel.encode() + b"\0" + f.read_bytes())
     return h.hexdigest()[:16]

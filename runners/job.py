@@ -7,8 +7,11 @@ import traceback
 
 from runners.code_hash import impl_hash
 from runners.correctness import ReferenceCache, check
+from runners.env import sm_clock_mhz
 from runners.placements import operand_bytes, placed_copies
+from runners.resultfile import result_row
 from runners.timing import Protocol, measure
+from suite.spec import Metric, implementation, resolve
 
 
 def _autotuners(tech_name: str) -> list[tuple[str, object]]:
@@ -28,10 +31,9 @@ def _chosen_configs(tuners) -> dict[str, str]:
 
 
 def base_row(tech, impl, case, metric, ihash: str | None) -> dict:
-    return {"technique": tech.name, "impl": impl.name, "impl_version": impl.version,
-            "impl_hash": ihash, "case": case.id, "params": dict(case.params),
-            "metric": metric.name, "unit": metric.unit, "direction": metric.direction,
-            "value": None, "samples": [], "stats": {}, "status": "ok", "error": None}
+    """A row of this job for `metric`, with no value yet."""
+    return result_row(tech.name, impl.name, case.id, metric.name, metric.unit, metric.direction,
+                      params=case.params, impl_version=impl.version, impl_hash=ihash)
 
 
 def rows_with_status(tech, impl, case, ihash, status: str, error: str | None) -> list[dict]:
@@ -46,10 +48,8 @@ def rows_with_status(tech, impl, case, ihash, status: str, error: str | None) ->
 
 def run_job(tech, impl, case, device: str, seed0: int, proto: Protocol, cache: ReferenceCache) -> list[dict]:
     """Correctness over case.seeds fresh seeds, then timing; rows for every metric."""
-    from suite.spec import resolve
-
     ihash = impl_hash(tech, impl)
-    fn = resolve(impl.target)
+    fn = implementation(impl)
     seeds = [seed0 + i for i in range(case.seeds)]
     tuners = _autotuners(tech.name)
     for _, t in tuners:
@@ -77,8 +77,6 @@ def run_job(tech, impl, case, device: str, seed0: int, proto: Protocol, cache: R
     # Fresh inputs for timing: a seed not used by the correctness check.
     inputs = resolve(tech.make_inputs)(case.params, seed0 + 10_000, device)
     out = resolve(tech.empty_output)(case.params, device)
-    from runners.env import sm_clock_mhz
-
     copies = placed_copies(inputs, out, proto.placements_for(device, operand_bytes((inputs, out))))
     calls = [lambda i=i, o=o: fn(o, **i) for i, o, _ in copies]
     clock_before = sm_clock_mhz() if device == "cuda" else None
@@ -96,16 +94,9 @@ def run_job(tech, impl, case, device: str, seed0: int, proto: Protocol, cache: R
         r["stats"] = stats
         if m.name == "latency_ms":
             r.update(value=median_ms, samples=samples)
-        elif m.name == "tflops" and tech.flops:
-            r.update(value=tech.flops(case.params) / (median_ms * 1e-3) / 1e12,
-                     samples=[tech.flops(case.params) / (s * 1e-3) / 1e12 for s in samples])
-        elif m.name == "gbps" and tech.bytes:
-            r.update(value=tech.bytes(case.params) / (median_ms * 1e-3) / 1e9)
-        elif m.name in tech.work:
-            w = tech.work[m.name](case.params)
+        else:  # a rate: work per call / time (Technique checks that every rate has its work)
+            w = tech.flops(case.params) * 1e-12 if m.name == "tflops" else tech.work[m.name](case.params)
             r.update(value=w / (median_ms * 1e-3), samples=[w / (s * 1e-3) for s in samples])
-        else:
-            continue
         rows.append(r)
     if tech.probe:
         rows.extend(_probe_rows(tech, impl, case, fn, device, seed0, ihash))
@@ -114,8 +105,6 @@ def run_job(tech, impl, case, device: str, seed0: int, proto: Protocol, cache: R
 
 def _probe_rows(tech, impl, case, fn, device, seed0, ihash) -> list[dict]:
     """Extra metrics from the technique's probe: dicts with metric, unit, direction, value, ..."""
-    from suite.spec import Metric, resolve
-
     rows = []
     for extra in resolve(tech.probe)(fn=fn, case=case, device=device, seed=seed0):
         m = Metric(extra["metric"], extra["unit"], extra["direction"])

@@ -11,7 +11,24 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 SCHEMA = 1
+SCHEMA_PATH = Path(__file__).with_name("result_schema.json")  # the JSON schema of this file
 STATUSES = ("ok", "failed_correctness", "error", "skipped")
+
+
+def result_row(technique: str, impl: str, case: str, metric: str, unit: str, direction: str, *,
+               value: float | None = None, samples=(), stats: dict | None = None, status: str = "ok",
+               error: str | None = None, params: dict | None = None, impl_version: int | None = None,
+               impl_hash: str | None = None, **extra) -> dict:
+    """One result row with every field result_schema.json requires; `extra` fields (e.g. the counts
+    behind a quality metric) are kept as given."""
+    if status not in STATUSES:
+        raise ValueError(f"status {status!r} is not one of {STATUSES}")
+    if direction not in ("lower", "higher"):
+        raise ValueError(f"direction {direction!r} is not 'lower' or 'higher'")
+    return {"technique": technique, "impl": impl, "impl_version": impl_version, "impl_hash": impl_hash,
+            "case": case, "params": dict(params or {}), "metric": metric, "unit": unit,
+            "direction": direction, "value": value, "samples": list(samples), "stats": dict(stats or {}),
+            "status": status, "error": error, **extra}
 
 
 def now_iso() -> str:

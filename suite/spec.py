@@ -1,6 +1,8 @@
 """The technique spec: plain data describing oracles, implementations, cases and metrics."""
 from __future__ import annotations
 
+import functools
+import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -25,7 +27,6 @@ class Metric:
 
 LATENCY = Metric("latency_ms", "ms", "lower")
 TFLOPS = Metric("tflops", "TFLOP/s", "higher")
-GBPS = Metric("gbps", "GB/s", "higher")
 REL_ERR = Metric("rel_err", "1", "lower")
 
 
@@ -41,10 +42,12 @@ class Tolerance:
 
 @dataclass(frozen=True)
 class Impl:
-    """One implementation: `target` is "module:function" called as fn(out, **inputs)."""
+    """One implementation: `target` is "module:function" called as fn(out, **inputs, **args);
+    a variant of a kernel family is the same target with other `args`."""
 
     name: str
     target: str
+    args: dict[str, Any] = field(default_factory=dict, hash=False)
     version: int = 1
     baseline: bool = False
     requires: tuple[str, ...] = ()  # "cuda", "triton", "sm90", ...
@@ -86,7 +89,7 @@ class Technique:
     metrics: tuple[Metric, ...] = (LATENCY, REL_ERR)
     flops: Callable[[dict], float] | None = None
     bytes: Callable[[dict], float] | None = None
-    # Rate metrics beyond tflops/gbps: metric name -> work per call in the metric's unit times
+    # Rate metrics beyond tflops: metric name -> work per call in the metric's unit times
     # seconds (e.g. 1e-12 * exps for "texp_per_s"); the value is work / median time.
     work: dict[str, Callable[[dict], float]] = field(default_factory=dict)
     probe: str | None = None  # optional "module:function"(impl_fn, case, device) -> extra metrics
@@ -104,6 +107,10 @@ class Technique:
         unknown = [n for n in self.smoke if n not in names]
         if unknown:
             raise ValueError(f"technique {self.name}: smoke names unknown implementations {unknown}")
+        for m in self.metrics:
+            rate = m.name not in ("latency_ms", "rel_err")
+            if rate and m.name not in self.work and not (m.name == "tflops" and self.flops):
+                raise ValueError(f"technique {self.name}: metric {m.name} has no work formula")
         for impl in self.impls:
             if impl.accuracy not in self.tolerances:
                 raise ValueError(f"{self.name}/{impl.name}: no tolerance class {impl.accuracy!r}")
@@ -134,10 +141,14 @@ class Technique:
         return list(self.impls)
 
 
+def implementation(impl: Impl) -> Callable[..., Any]:
+    """The callable fn(out, **inputs) an implementation runs: its target with its args bound."""
+    fn = resolve(impl.target)
+    return functools.partial(fn, **impl.args) if impl.args else fn
+
+
 def resolve(target: str) -> Callable[..., Any]:
     """Import "package.module:function" lazily and return the function."""
-    import importlib
-
     module_name, _, attr = target.partition(":")
     if not attr:
         raise ValueError(f"target {target!r} is not of the form 'module:function'")

@@ -18,7 +18,7 @@ def _rel(paths) -> set[str]:
 
 
 def test_closure_holds_the_shared_library_and_not_the_neighbours():
-    needle = _rel(import_closure("suite.techniques.needle_retrieval.triton_mean_pool"))
+    needle = _rel(import_closure(get("needle_retrieval").impl("triton_mean_pool").target.partition(":")[0]))
     assert {"lib/selectors.py", "lib/block_sparse.py", "lib/block_sparse_kernel.py"} <= needle
     cublas = _rel(import_closure(get("gemm_fp32_emulation").impl("cublas_fp32").target.partition(":")[0]))
     assert "techniques/gemm_fp32_emulation/warm_cache.py" not in cublas

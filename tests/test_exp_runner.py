@@ -37,15 +37,16 @@ def test_attention_probe_counts_rescales():
     assert rows[("triton_mufu_cond8", "b1h2s128d64", "tflops")]["status"] == "ok"
 
 
-def test_wrong_exp2_fails_correctness(monkeypatch):
+def test_wrong_exp2_fails_correctness():
     """A polynomial of degree 1 labelled as degree 3 is caught against the degree-3 tolerance."""
-    from suite.techniques.exp_approx import triton_poly3
+    from dataclasses import replace
 
-    monkeypatch.setattr(triton_poly3, "DEGREE", 1)
     from runners.correctness import ReferenceCache, check
     from suite.registry import get
+    from suite.spec import implementation
 
     tech = get("exp_approx")
-    v = check(tech, tech.impl("triton_poly3"), tech.case("sum_t4_n4k"), triton_poly3.run, "cpu",
-              [1], ReferenceCache())
+    impl = tech.impl("triton_poly3")
+    wrong = replace(impl, args={**impl.args, "degree": 1})
+    v = check(tech, impl, tech.case("sum_t4_n4k"), implementation(wrong), "cpu", [1], ReferenceCache())
     assert not v.ok and "tolerance" in v.message

@@ -19,7 +19,7 @@ def _x(n=4096, seed=0):
 
 @pytest.mark.parametrize("scheme", ["bf16x3", "bf16x9", "tf32x3"])
 def test_planes_match_torch_split_bit_for_bit(scheme):
-    from suite.techniques.gemm_fp32_emulation.common import split_planes
+    from suite.techniques.gemm_fp32_emulation.triton_tiles import split as split_planes
 
     x = _x()
     planes = split_planes(x, scheme)
@@ -66,13 +66,14 @@ def test_kernel_sums_exactly_the_scheme_products(kernel, scheme):
 @pytest.mark.parametrize("impl", ["triton_bf16x9", "triton_bf16x6", "triton_bf16x3", "triton_tf32x3",
                                   "triton_bf16x6_regsplit", "triton_bf16x3_cat"])
 def test_kernels_agree_with_torch_emulation(impl):
-    import importlib
+    from suite.registry import get
+    from suite.spec import implementation
 
     scheme = impl.split("_")[1]
     g = torch.Generator().manual_seed(1)
     a, b = torch.randn(48, 80, generator=g), torch.randn(80, 40, generator=g)  # tails in every dim
     out = torch.full((48, 40), float("nan"))
-    importlib.import_module(f"suite.techniques.gemm_fp32_emulation.{impl}").run(out, a, b)
+    implementation(get("gemm_fp32_emulation").impl(impl))(out, a=a, b=b)
     ref = emulate(a, b, scheme)
     exact = (a.double() @ b.double()).float()
     # same products, only fp32 summation order differs

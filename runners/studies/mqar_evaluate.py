@@ -6,18 +6,16 @@ the non-query (filler) tokens; writes a result file (technique "mqar").
 from __future__ import annotations
 
 import argparse
-import hashlib
-import inspect
-import sys
 
 import torch
 
+from runners.code_hash import module_hash
 from runners.env import fingerprint, git_state
 from runners.pool import ROOT
-from runners.resultfile import ResultFile, new_run
+from runners.resultfile import ResultFile, new_run, result_row
+from suite.lib.selectors import SELECTORS, select
 from suite.techniques.mqar.data import batch
 from suite.techniques.mqar.model import TinyLM
-from suite.lib.selectors import SELECTORS, select
 
 
 def load(path: str, device: str) -> TinyLM:
@@ -68,7 +66,7 @@ def main(argv=None) -> None:
     ck = torch.load(args.ckpt, map_location="cpu")
     model = from_checkpoint(ck, args.device)
     n_kv = ck["train"]["n_kv"]
-    ihash = hashlib.sha256(inspect.getsource(sys.modules[__name__]).encode()).hexdigest()[:16]
+    ihash = module_hash(__name__)
     rf = ResultFile(args.out, new_run("nightly", "manual", git_state(str(ROOT)),
                                       fingerprint(args.device), vars(args)))
     for ctx in (int(c) for c in args.contexts.split(",")):
@@ -79,11 +77,9 @@ def main(argv=None) -> None:
                       "local_window": args.block if sel else None,
                       "trained_lengths": ck["train"]["lengths"], "train_steps": ck["steps"]}
             case = f"ctx{ctx}" if sel is None else f"ctx{ctx}_d{round(density * 100)}"
-            rows = [{"technique": "mqar", "impl": sel or "dense", "impl_version": 1,
-                     "impl_hash": ihash, "case": case, "params": params, "metric": k,
-                     "unit": "1" if k == "recall" else "nats",
-                     "direction": "higher" if k == "recall" else "lower", "value": v,
-                     "samples": [], "stats": {"sequences": args.n}, "status": "ok", "error": None}
+            rows = [result_row("mqar", sel or "dense", case, k, "1" if k == "recall" else "nats",
+                               "higher" if k == "recall" else "lower", value=v, params=params,
+                               stats={"sequences": args.n}, impl_version=1, impl_hash=ihash)
                     for k, v in m.items()]
             rf.add(rows)
             print(f"ctx {ctx} {sel or 'dense':12s} density {density:.2f} recall {m['recall']:.3f} "

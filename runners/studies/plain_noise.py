@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from runners.env import fingerprint, git_state
-from runners.resultfile import ResultFile, new_run
+from runners.resultfile import ResultFile, new_run, result_row
 
 TECHNIQUE = "plain_noise"
 
@@ -80,9 +80,8 @@ def one_night(path: Path, night: int, dev: str = "cuda") -> None:
         q1, q3 = (float(q) for q in np.percentile(times, [25, 75]))
         stats = {"n": len(times), "median": med, "q1": q1, "q3": q3, "min": min(times), "max": max(times),
                  "protocol": "plain-do_bench", "wall_s": round(time.perf_counter() - t0, 3)}
-        rf.add([{"technique": TECHNIQUE, "impl": impl, "impl_version": 1, "impl_hash": None, "case": case,
-                 "params": params, "metric": "latency_ms", "unit": "ms", "direction": "lower", "value": med,
-                 "samples": times[:2000], "stats": stats, "status": "ok", "error": None}])
+        rf.add([result_row(TECHNIQUE, impl, case, "latency_ms", "ms", "lower", value=med, samples=times[:2000],
+                           stats=stats, params=params, impl_version=1)])
     rf.finish()
 
 

@@ -6,22 +6,21 @@ workload; writes a result file (technique "prefill_cost_model").
 from __future__ import annotations
 
 import argparse
-import hashlib
-import inspect
+import functools
 import math
-import sys
 
 import torch
 
+from runners.code_hash import module_hash
 from runners.env import fingerprint, git_state
 from runners.pool import ROOT
-from runners.resultfile import ResultFile, new_run
+from runners.resultfile import ResultFile, new_run, result_row
 from runners.timing import Protocol, measure
 from suite.lib.block_sparse import random_blocks
 from suite.lib.block_sparse_kernel import block_sparse_attention
+from suite.lib.selectors import select
 from suite.techniques.attention_dense.common import sdpa
 from suite.techniques.prefill_cost_model.common import SHAPES, measured_saving, predicted
-from suite.lib.selectors import select
 
 HQ, HKV, D, BLOCK, DENSITY = 32, 8, 128, 128, 0.10
 DEVICE = {"name": "cuda", "dense_backend": "CUDNN_ATTENTION"}
@@ -86,7 +85,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.device == "cpu":
         DEVICE.update(name="cpu", dense_backend="MATH")
-    ihash = hashlib.sha256(inspect.getsource(sys.modules[__name__]).encode()).hexdigest()[:16]
+    ihash = module_hash(__name__)
     rf = ResultFile(args.out, new_run("nightly", "manual", git_state(str(ROOT)), fingerprint(args.device),
                                       {"density": DENSITY, "block": BLOCK, "hq": HQ, "hkv": HKV, "d": D}))
     for name, p, g in SHAPES:
@@ -94,22 +93,19 @@ def main(argv=None) -> None:
         case = f"{name.split()[0]}_p{p}_g{g}"
         params = {"prompt": p, "generated": g, "density": DENSITY, "hq": HQ, "hkv": HKV, "d": D,
                   "block": BLOCK, "prompt_padded": math.ceil(p / BLOCK) * BLOCK}
-        base = {"technique": "prefill_cost_model", "impl": "h200_measured", "impl_version": 1,
-                "impl_hash": ihash, "case": case, "params": params, "status": "ok", "error": None}
+        row = functools.partial(result_row, "prefill_cost_model", "h200_measured", case, params=params,
+                                impl_version=1, impl_hash=ihash)
         if p > args.max_prompt:
-            rf.add([dict(base, metric="measured_saving_kernel", unit="x", direction="higher",
-                         value=None, samples=[], stats={}, status="skipped",
-                         error=f"prompt {p} > --max-prompt {args.max_prompt}")])
+            rf.add([row("measured_saving_kernel", "x", "higher", status="skipped",
+                        error=f"prompt {p} > --max-prompt {args.max_prompt}")])
             continue
         try:
             rows = workload(name, p, g)
         except torch.OutOfMemoryError as exc:
-            rf.add([dict(base, metric="measured_saving_kernel", unit="x", direction="higher",
-                         value=None, samples=[], stats={}, status="error", error=str(exc)[:500])])
+            rf.add([row("measured_saving_kernel", "x", "higher", status="error", error=str(exc)[:500])])
             torch.cuda.empty_cache()
             continue
-        rf.add([dict(base, metric=m, unit=u, direction=dr, value=v, samples=smp, stats=st)
-                for m, u, dr, v, smp, st in rows])
+        rf.add([row(m, u, dr, value=v, samples=smp, stats=st) for m, u, dr, v, smp, st in rows])
         print(case, {m: round(v, 4) for m, _, _, v, _, _ in rows}, flush=True)
     rf.finish()
 

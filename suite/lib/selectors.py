@@ -10,9 +10,6 @@ import torch
 from suite.lib.block_sparse import budget_counts, topk_blocks
 from suite.lib.morton import morton_encode3
 
-SELECTORS = ("exact_topk", "mean_pool", "max_pool", "msa_index", "dhsa_chunks", "zeta_morton")
-
-
 def _shape(q, k, block):
     bsz, hq, sq, d = q.shape
     hkv, sk = k.shape[1], k.shape[2]
@@ -170,8 +167,14 @@ def zeta_morton(q, k, block: int, density: float, window: int = 128, bits: int =
     return topk_blocks(scores, _counts(q, k, block, density))
 
 
+# Every selector by name, in the order reports list them; a new selector is one function and one entry.
+SELECTOR_FUNCTIONS = {"exact_topk": exact_topk, "mean_pool": mean_pool, "max_pool": max_pool,
+                      "msa_index": msa_index, "dhsa_chunks": dhsa_chunks, "zeta_morton": zeta_morton}
+SELECTORS = tuple(SELECTOR_FUNCTIONS)
+
+
 def select(name: str, q, k, block: int, density: float):
-    """Dispatch by selector name -> (kv_num_blocks, kv_indices) int32."""
-    if name not in SELECTORS:
+    """q (B,Hq,Sq,D), k (B,Hkv,Sk,D) -> (kv_num_blocks, kv_indices) int32 of the named selector."""
+    if name not in SELECTOR_FUNCTIONS:
         raise KeyError(f"unknown selector {name!r}; known: {SELECTORS}")
-    return globals()[name](q, k, block, density)
+    return SELECTOR_FUNCTIONS[name](q, k, block, density)

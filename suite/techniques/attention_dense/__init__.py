@@ -3,6 +3,7 @@ from suite.spec import LATENCY, REL_ERR, TFLOPS, Case, Impl, Technique, Toleranc
 
 _PKG = "suite.techniques.attention_dense"
 _REF = f"{_PKG}.reference"
+_SDPA = f"{_PKG}.sdpa:run"
 
 
 def _flops(p: dict) -> float:
@@ -22,11 +23,11 @@ TECHNIQUE = Technique(
     make_inputs=f"{_REF}:make_inputs",
     empty_output=f"{_REF}:empty_output",
     impls=(
-        Impl("sdpa_cudnn", f"{_PKG}.sdpa_cudnn:run", baseline=True, requires=("cuda",)),
-        Impl("sdpa_flash", f"{_PKG}.sdpa_flash:run", requires=("cuda",)),
-        Impl("sdpa_efficient", f"{_PKG}.sdpa_efficient:run", requires=("cuda",)),
+        Impl("sdpa_cudnn", _SDPA, args={"backend": "CUDNN_ATTENTION"}, baseline=True, requires=("cuda",)),
+        Impl("sdpa_flash", _SDPA, args={"backend": "FLASH_ATTENTION"}, requires=("cuda",)),
+        Impl("sdpa_efficient", _SDPA, args={"backend": "EFFICIENT_ATTENTION"}, requires=("cuda",)),
         Impl("flex_causal", f"{_PKG}.flex_causal:run", requires=("cuda",)),
-        Impl("sdpa_math", f"{_PKG}.sdpa_math:run", requires=("cpu",),
+        Impl("sdpa_math", _SDPA, args={"backend": "MATH"}, requires=("cpu",),
              note="CPU only: materialises S^2 scores"),
     ),
     cases=(

@@ -13,8 +13,11 @@ def _exps(p: dict) -> float:
     return n * 1e-12
 
 
-def _impl(name: str, accuracy: str, note: str = "", **kw) -> Impl:
-    return Impl(name, f"{_PKG}.{name}:run", accuracy=accuracy, note=note, **kw)
+def _triton(name: str, degree: int, sixteenths: int, accuracy: str, note: str, **kw) -> Impl:
+    """A variant of the Triton kernels: `sixteenths`/16 of the elements by the degree-`degree`
+    polynomial, the rest by MUFU."""
+    return Impl(name, f"{_PKG}.common:launch", args={"degree": degree, "sixteenths": sixteenths},
+                accuracy=accuracy, note=note, requires=TRITON, **kw)
 
 
 def _elem(cid, n, tiers, stride, points, seeds=2) -> Case:
@@ -30,14 +33,13 @@ TECHNIQUE = Technique(
     make_inputs=f"{_REF}:make_inputs",
     empty_output=f"{_REF}:empty_output",
     impls=(
-        _impl("torch_eager", "fp32", "torch.exp2 / torch.softmax, fp32"),
-        _impl("triton_mufu", "fp32", "tl.math.exp2 -> ex2.approx.ftz.f32 (MUFU.EX2)",
-              baseline=True, requires=TRITON),
-        *(_impl(f"triton_poly{d}", f"poly{d}", f"degree-{d} minimax, FMA units only",
-                requires=TRITON) for d in range(1, 6)),
-        *(_impl(f"triton_hybrid3_f{round(100 * k / 16)}", "poly3",
-                f"{k}/16 of elements by the degree-3 polynomial, the rest by MUFU", requires=TRITON)
-          for k in (4, 5, 6, 7, 8)),
+        Impl("torch_eager", f"{_PKG}.torch_eager:run", accuracy="fp32",
+             note="torch.exp2 / torch.softmax, fp32"),
+        _triton("triton_mufu", 0, 0, "fp32", "tl.math.exp2 -> ex2.approx.ftz.f32 (MUFU.EX2)", baseline=True),
+        *(_triton(f"triton_poly{d}", d, 16, f"poly{d}", f"degree-{d} minimax, FMA units only")
+          for d in range(1, 6)),
+        *(_triton(f"triton_hybrid3_f{round(100 * k / 16)}", 3, k, "poly3",
+                  f"{k}/16 of elements by the degree-3 polynomial, the rest by MUFU") for k in (4, 5, 6, 7, 8)),
     ),
     cases=(
         _elem("elem_n4k", 1 << 12, ("smoke",), stride=1 << 18, points=1 << 12),

@@ -18,11 +18,21 @@ def _square(n: int, tiers: tuple[str, ...], seeds: int = 3) -> Case:
     return Case(f"m{n}n{n}k{n}", {"m": n, "n": n, "k": n}, tiers, seeds)
 
 
-def _ours(name: str, scheme: str, note: str, expect_failure: str = "") -> Impl:
-    return Impl(name, f"{_PKG}.{name}:run", requires=("triton",), accuracy=scheme, note=note,
-                expect_failure=expect_failure)
+def _ours(name: str, kernel: str, scheme: str, note: str, expect_failure: str = "", **args) -> Impl:
+    return Impl(name, f"{_PKG}.{kernel}:run", args={"scheme": scheme, **args}, requires=("triton",),
+                accuracy=scheme, note=note, expect_failure=expect_failure)
 
 
+def _dot(precision: str) -> Impl:
+    """Triton's built-in tl.dot(input_precision=...) on fp32 operands."""
+    return Impl(f"triton_dot_{precision}", f"{_PKG}.triton_gemm_kernel:run", args={"precision": precision},
+                requires=("triton",), accuracy="fp32" if precision == "ieee" else precision)
+
+
+_PLANES = "bf16 planes (split kernel) + one GEMM, IEEE add per K step"
+_REGSPLIT = "fp32 tiles split into bf16 in registers"
+_CAT = "bf16 planes, each step's products as two K-concatenated dots"
+_CHAIN = "bf16 planes, one tensor-core chain over all of K"
 _FP32_ROUNDING = 4 * 2.0 ** -24
 
 # On the H200 the tensor cores' own accumulation over all of K loses fp32 accuracy (5e-5, 3e-5).
@@ -35,39 +45,30 @@ TECHNIQUE = Technique(
     make_inputs=f"{_REF}:make_inputs",
     empty_output=f"{_REF}:empty_output",
     impls=(
-        Impl("cublas_fp32", f"{_PKG}.cublas_fp32:run", baseline=True, accuracy="fp32",
-             note="torch.matmul, fp32_precision='ieee' (cuBLAS on the GPU)"),
-        Impl("cublas_tf32", f"{_PKG}.cublas_tf32:run", accuracy="tf32",
+        Impl("cublas_fp32", f"{_PKG}.cublas:run", args={"precision": "ieee"}, baseline=True,
+             accuracy="fp32", note="torch.matmul, fp32_precision='ieee' (cuBLAS on the GPU)"),
+        Impl("cublas_tf32", f"{_PKG}.cublas:run", args={"precision": "tf32"}, accuracy="tf32",
              note="torch.matmul, fp32_precision='tf32'"),
-        Impl("triton_dot_ieee", f"{_PKG}.triton_dot_ieee:run", requires=("triton",), accuracy="fp32"),
-        Impl("triton_dot_tf32", f"{_PKG}.triton_dot_tf32:run", requires=("triton",), accuracy="tf32"),
-        Impl("triton_dot_tf32x3", f"{_PKG}.triton_dot_tf32x3:run", requires=("triton",),
-             accuracy="tf32x3"),
-        Impl("triton_dot_bf16x3", f"{_PKG}.triton_dot_bf16x3:run", requires=("triton",),
-             accuracy="bf16x3"),
-        Impl("triton_dot_bf16x6", f"{_PKG}.triton_dot_bf16x6:run", requires=("triton",),
-             accuracy="bf16x6"),
-        _ours("triton_bf16x9", "bf16x9", "bf16 planes (split kernel) + one GEMM, IEEE add per K step"),
-        _ours("triton_bf16x6", "bf16x6", "bf16 planes (split kernel) + one GEMM, IEEE add per K step"),
-        _ours("triton_bf16x3", "bf16x3", "bf16 planes (split kernel) + one GEMM, IEEE add per K step"),
-        _ours("triton_tf32x3", "tf32x3", "tf32 planes (split kernel) + one GEMM, IEEE add per K step"),
-        _ours("triton_bf16x9_regsplit", "bf16x9", "fp32 tiles split into bf16 in registers"),
-        _ours("triton_bf16x6_regsplit", "bf16x6", "fp32 tiles split into bf16 in registers"),
-        _ours("triton_bf16x3_regsplit", "bf16x3", "fp32 tiles split into bf16 in registers"),
-        _ours("triton_bf16x9_cat", "bf16x9", "bf16 planes, each step's products as two K-concatenated dots"),
-        _ours("triton_bf16x6_cat", "bf16x6", "bf16 planes, each step's products as two K-concatenated dots"),
-        _ours("triton_bf16x3_cat", "bf16x3", "bf16 planes, each step's products as two K-concatenated dots"),
-        _ours("triton_bf16x9_chain", "bf16x9", "bf16 planes, one tensor-core chain over all of K",
-              _LONG_CHAIN),
-        _ours("triton_bf16x3_chain", "bf16x3", "bf16 planes, one tensor-core chain over all of K",
-              _LONG_CHAIN),
+        *(_dot(p) for p in ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6")),
+        _ours("triton_bf16x9", "triton_planes_kernel", "bf16x9", _PLANES),
+        _ours("triton_bf16x6", "triton_planes_kernel", "bf16x6", _PLANES),
+        _ours("triton_bf16x3", "triton_planes_kernel", "bf16x3", _PLANES),
+        _ours("triton_tf32x3", "triton_planes_kernel", "tf32x3", _PLANES.replace("bf16", "tf32")),
+        _ours("triton_bf16x9_regsplit", "triton_regsplit_kernel", "bf16x9", _REGSPLIT),
+        _ours("triton_bf16x6_regsplit", "triton_regsplit_kernel", "bf16x6", _REGSPLIT),
+        _ours("triton_bf16x3_regsplit", "triton_regsplit_kernel", "bf16x3", _REGSPLIT),
+        _ours("triton_bf16x9_cat", "triton_cat_kernel", "bf16x9", _CAT),
+        _ours("triton_bf16x6_cat", "triton_cat_kernel", "bf16x6", _CAT),
+        _ours("triton_bf16x3_cat", "triton_cat_kernel", "bf16x3", _CAT),
+        _ours("triton_bf16x9_chain", "triton_planes_kernel", "bf16x9", _CHAIN, _LONG_CHAIN, promote=False),
+        _ours("triton_bf16x3_chain", "triton_planes_kernel", "bf16x3", _CHAIN, _LONG_CHAIN, promote=False),
         # Fast and wrong, judged in the fp32 class on purpose: the gate must mark it failed.
         Impl("cublas_bf16x9_kcat", f"{_PKG}.cublas_bf16x9_kcat:run", accuracy="fp32",
              note="one bf16 cuBLAS GEMM over K-concatenated pieces (9K), fp32 out",
              expect_failure="fast and wrong: one accumulation over 9K loses fp32 accuracy"),
         # The schemes in torch (exact products, IEEE adds): the CPU reference for CI sweeps.
-        *(Impl(f"torch_emul_{s}", f"{_PKG}.torch_emul_{s}:run", requires=("cpu",), accuracy=s)
-          for s in ("bf16x9", "bf16x6", "bf16x3", "tf32x3")),
+        *(Impl(f"torch_emul_{s}", f"{_PKG}.torch_emul:run", args={"scheme": s}, requires=("cpu",),
+               accuracy=s) for s in ("bf16x9", "bf16x6", "bf16x3", "tf32x3")),
     ),
     cases=(
         _square(64, ("smoke",)),

@@ -9,7 +9,7 @@ import triton
 import triton.language as tl
 
 from suite.lib.interp import interpreting
-from suite.techniques.gemm_fp32_emulation.triton_planes_kernel import (_to_f32, configs_from, grouped_tile,
+from suite.techniques.gemm_fp32_emulation.triton_tiles import (configs_from, grouped_tile, split, to_f32,
                                                                      keep_listed)
 
 # Per scheme: two groups of (A plane, B plane) pairs, smallest magnitude first, hi*hi last.
@@ -21,7 +21,7 @@ GROUPS = {
 }
 
 
-def _pack(planes: list[int]) -> int:
+def pack(planes: list[int]) -> int:
     return sum(p << (2 * i) for i, p in enumerate(planes))
 
 
@@ -57,17 +57,17 @@ _CHOICES = {
 }
 
 
-def _configs() -> list[triton.Config]:
+def autotune_configs() -> list[triton.Config]:
     return configs_from([shape for choice in _CHOICES.values() for shape in choice], interp_bk=32)
 
 
-def _prune(configs, named_args, **kwargs):
+def prune_configs(configs, named_args, **kwargs):
     """The configs listed in _CHOICES for this scheme's block count."""
     return keep_listed(configs, _CHOICES[kwargs["NB1"] + kwargs["NB2"]])
 
 
-@triton.autotune(configs=_configs(), key=["M", "N", "K", "NB1", "NB2"],
-                 prune_configs_by={"early_config_prune": _prune})
+@triton.autotune(configs=autotune_configs(), key=["M", "N", "K", "NB1", "NB2"],
+                 prune_configs_by={"early_config_prune": prune_configs})
 @triton.heuristics({"EVEN_K": lambda args: args["K"] % args["BK"] == 0})
 @triton.jit
 def cat_gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, a_plane, b_plane, sam, sak, sbk, sbn, scm, scn,
@@ -84,8 +84,8 @@ def cat_gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, a_plane, b_plane, sam, sak, sb
         a2, b2 = _wide_tiles(a_ptr, b_ptr, rm, rn, kt * BK, K, a_plane, b_plane, sam, sak, sbk, sbn,
                              NB2, PA2, PB2, BK, EVEN_K)
         if UPCAST:  # interpreter: bf16 dots are wrong there; the products are exact in fp32
-            part = tl.dot(_to_f32(a1), _to_f32(b1), input_precision="ieee")
-            part = tl.dot(_to_f32(a2), _to_f32(b2), part, input_precision="ieee")
+            part = tl.dot(to_f32(a1), to_f32(b1), input_precision="ieee")
+            part = tl.dot(to_f32(a2), to_f32(b2), part, input_precision="ieee")
         else:
             part = tl.dot(a1, b1)
             part = tl.dot(a2, b2, part)
@@ -106,6 +106,12 @@ def gemm(pa: torch.Tensor, pb: torch.Tensor, out: torch.Tensor, scheme: str) -> 
     grid = lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)
     cat_gemm_kernel[grid](pa, pb, out, M, N, K, pa.stride(0), pb.stride(0), pa.stride(1), pa.stride(2),
                           pb.stride(1), pb.stride(2), out.stride(0), out.stride(1),
-                          NB1=len(g1), PA1=_pack([i for i, _ in g1]), PB1=_pack([j for _, j in g1]),
-                          NB2=len(g2), PA2=_pack([i for i, _ in g2]), PB2=_pack([j for _, j in g2]),
+                          NB1=len(g1), PA1=pack([i for i, _ in g1]), PB1=pack([j for _, j in g1]),
+                          NB2=len(g2), PA2=pack([i for i, _ in g2]), PB2=pack([j for _, j in g2]),
                           UPCAST=interpreting())
+
+
+def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, scheme: str) -> None:
+    """out (M,N) fp32 = a (M,K) fp32 @ b (K,N) fp32: bf16 planes, each K step's products gathered
+    into two K-concatenated tiles, so the tensor cores run two dots instead of one a product."""
+    gemm(split(a, scheme), split(b, scheme), out, scheme)

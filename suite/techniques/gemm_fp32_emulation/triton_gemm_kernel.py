@@ -8,7 +8,7 @@ import triton.language as tl
 from suite.lib.interp import interpreting
 
 
-def _configs() -> list[triton.Config]:
+def autotune_configs() -> list[triton.Config]:
     if interpreting():
         return [triton.Config({"BM": 32, "BN": 32, "BK": 32}, num_warps=4, num_stages=1)]
     shapes = [(128, 128, 32, 4, 8), (128, 128, 64, 3, 8), (128, 256, 32, 3, 8),
@@ -17,7 +17,7 @@ def _configs() -> list[triton.Config]:
             for bm, bn, bk, s, w in shapes]
 
 
-@triton.autotune(configs=_configs(), key=["M", "N", "K", "PRECISION"])
+@triton.autotune(configs=autotune_configs(), key=["M", "N", "K", "PRECISION"])
 @triton.jit
 def gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
                 PRECISION: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
@@ -47,3 +47,8 @@ def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, precision: str) 
     grid = lambda meta: (triton.cdiv(M, meta["BM"]), triton.cdiv(N, meta["BN"]))
     gemm_kernel[grid](a, b, out, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
                       out.stride(0), out.stride(1), PRECISION=precision)
+
+
+def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, precision: str) -> None:
+    """out (M,N) fp32 = a (M,K) fp32 @ b (K,N) fp32 with tl.dot(input_precision=precision)."""
+    launch(a, b, out, precision)

@@ -8,7 +8,7 @@ import triton
 import triton.language as tl
 
 from suite.lib.interp import interpreting
-from suite.techniques.gemm_fp32_emulation.triton_planes_kernel import (configs_from, grouped_tile, products,
+from suite.techniques.gemm_fp32_emulation.triton_tiles import (configs_from, grouped_tile, products,
                                                                      round_bf16)
 
 _NPROD = {"bf16x3": 3, "bf16x6": 6, "bf16x9": 9}
@@ -31,12 +31,12 @@ def _pieces(x, PIECES: tl.constexpr, UPCAST: tl.constexpr):
     return hi, mid, lo
 
 
-def _configs() -> list[triton.Config]:
+def autotune_configs() -> list[triton.Config]:
     # fp32 tiles in shared memory (4 bytes an element), the bf16 pieces of B staged there too.
     return configs_from([(128, 128, 32, 3, 8), (128, 128, 64, 2, 8)], interp_bk=64)
 
 
-@triton.autotune(configs=_configs(), key=["M", "N", "K", "NPROD"])
+@triton.autotune(configs=autotune_configs(), key=["M", "N", "K", "NPROD"])
 @triton.heuristics({"EVEN_K": lambda args: args["K"] % args["BK"] == 0})
 @triton.jit
 def regsplit_gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
@@ -81,3 +81,8 @@ def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, scheme: str) -> 
                                b.stride(1), out.stride(0), out.stride(1), NPROD=_NPROD[scheme],
                                PIECES=2 if scheme == "bf16x3" else 3,
                                UPCAST=interpreting())
+
+
+def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, scheme: str) -> None:
+    """out (M,N) fp32 = a (M,K) fp32 @ b (K,N) fp32, each fp32 tile split into bf16 in registers."""
+    launch(a, b, out, scheme)

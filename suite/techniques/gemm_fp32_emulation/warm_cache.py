@@ -20,18 +20,18 @@ def _tasks() -> list[tuple[str, dict]]:
     for nprod, tf32, promote in ((9, False, True), (6, False, True), (3, False, True), (3, True, True),
                                  (9, False, False), (3, False, False)):
         meta = {"NPROD": nprod, "TF32": tf32, "PROMOTE": promote}
-        for c in p._prune(p._configs(), {}, **meta):
+        for c in p.prune_configs(p.autotune_configs(), {}, **meta):
             tasks.append(("planes", dict(meta, **c.all_kwargs())))
     for nprod in (9, 6, 3):
-        for c in r._configs():
+        for c in r.autotune_configs():
             tasks.append(("regsplit", dict(NPROD=nprod, PIECES=2 if nprod == 3 else 3, **c.all_kwargs())))
     for scheme, (g1, g2) in cat.GROUPS.items():
-        meta = dict(NB1=len(g1), PA1=cat._pack([i for i, _ in g1]), PB1=cat._pack([j for _, j in g1]),
-                    NB2=len(g2), PA2=cat._pack([i for i, _ in g2]), PB2=cat._pack([j for _, j in g2]))
-        for c in cat._prune(cat._configs(), {}, **meta):
+        meta = dict(NB1=len(g1), PA1=cat.pack([i for i, _ in g1]), PB1=cat.pack([j for _, j in g1]),
+                    NB2=len(g2), PA2=cat.pack([i for i, _ in g2]), PB2=cat.pack([j for _, j in g2]))
+        for c in cat.prune_configs(cat.autotune_configs(), {}, **meta):
             tasks.append(("cat", dict(meta, **c.all_kwargs())))
     for prec in ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6"):
-        for c in g._configs():
+        for c in g.autotune_configs():
             tasks.append(("builtin", dict(PRECISION=prec, **c.all_kwargs())))
     return tasks
 

@@ -15,7 +15,7 @@ def _square(n: int, tiers: tuple[str, ...], seeds: int = 2) -> Case:
 
 
 def _ozaki(s: int) -> Impl:
-    return Impl(f"cublas_int8_ozaki_s{s}", f"{_PKG}.cublas_int8_ozaki_s{s}:run", accuracy=f"ozaki_s{s}",
+    return Impl(f"cublas_int8_ozaki_s{s}", f"{_PKG}.cublas_int8_ozaki:run", args={"slices": s}, accuracy=f"ozaki_s{s}",
                 note=f"{s} int8 slices per operand, {s * (s + 1) // 2} slice products, torch._int_mm")
 
 

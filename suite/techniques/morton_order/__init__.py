@@ -15,7 +15,7 @@ TECHNIQUE = Technique(
     reference=f"{_REF}:reference",
     make_inputs=f"{_REF}:make_inputs",
     empty_output=f"{_REF}:empty_output",
-    impls=tuple(Impl(f"triton_{o}", f"{_PKG}.triton_{o}:run", requires=("triton",),
+    impls=tuple(Impl(f"triton_{o}", f"{_PKG}.triton_tiled_gemm:run", args={"order": o}, requires=("triton",),
                      baseline=o == "row_major",
                      note="same 128x128x64 tiles; only the program id -> tile map differs")
                 for o in ("row_major", "grouped", "morton")),

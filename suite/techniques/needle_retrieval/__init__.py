@@ -1,9 +1,9 @@
 """Needle retrieval through each selector + our block-sparse kernel (page: "Depth — the senior layer")."""
+from suite.lib.selectors import SELECTORS
 from suite.spec import LATENCY, REL_ERR, Case, Impl, Technique, Tolerance
 
 _PKG = "suite.techniques.needle_retrieval"
 _REF = f"{_PKG}.reference"
-_NAMES = ("exact_topk", "mean_pool", "max_pool", "msa_index", "dhsa_chunks", "zeta_morton")
 
 
 def _case(ctx: int, tiers, block=128, density=0.1, strengths=(0, 4, 8), hq=4, hkv=1, d=128) -> Case:
@@ -18,8 +18,8 @@ TECHNIQUE = Technique(
     reference=f"{_REF}:reference",
     make_inputs=f"{_REF}:make_inputs",
     empty_output=f"{_REF}:empty_output",
-    impls=tuple(Impl(f"triton_{n}", f"{_PKG}.triton_{n}:run", requires=("triton",),
-                     baseline=n == "exact_topk") for n in _NAMES),
+    impls=tuple(Impl(f"triton_{n}", f"{_PKG}.pipeline:run", args={"selector": n}, requires=("triton",),
+                     baseline=n == "exact_topk") for n in SELECTORS),
     cases=(
         _case(1024, ("smoke",), block=64, density=0.1, strengths=(8,)),
         _case(4096, ("nightly",)),

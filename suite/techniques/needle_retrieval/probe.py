@@ -2,8 +2,6 @@
 and metric, case ids like ctx16k_depth50_s4 (the selector is the implementation)."""
 from __future__ import annotations
 
-import sys
-
 import torch
 
 from suite.lib.block_sparse import dense_block_mask
@@ -32,7 +30,7 @@ def run_cell(selector: str, p: dict, depth: float, strength: float, seed: int, d
 
 
 def probe(fn, case, device: str, seed: int) -> list[dict]:
-    selector = sys.modules[fn.__module__].SELECTOR
+    selector = fn.keywords["selector"]  # the variant: the pipeline with its selector bound
     p = case.params
     rows = []
     for strength in p["strengths"]:

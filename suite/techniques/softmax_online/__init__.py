@@ -17,8 +17,11 @@ def _case(b, h, s, d, causal, tiers, seeds=2) -> Case:
     return Case(cid, {"b": b, "h": h, "s": s, "d": d, "causal": causal}, tiers, seeds)
 
 
-def _impl(name: str, accuracy: str = "bf16", **kw) -> Impl:
-    return Impl(name, f"{_PKG}.{name}:run", accuracy=accuracy, requires=("triton",), **kw)
+def _impl(name: str, exp: int, degree: int, thresh: float, accuracy: str = "bf16", **kw) -> Impl:
+    """A variant of the Triton kernel: exp 0 MUFU, 1 polynomial, 2 alternate columns, 3 every 4th
+    KV block polynomial; degree of the polynomial; rescale only when a max grows by > thresh."""
+    return Impl(name, f"{_PKG}.common:launch", args={"exp": exp, "degree": degree, "thresh": thresh},
+                accuracy=accuracy, requires=("triton",), **kw)
 
 
 TECHNIQUE = Technique(
@@ -30,12 +33,12 @@ TECHNIQUE = Technique(
     impls=(
         Impl("torch_sdpa", f"{_PKG}.torch_sdpa:run", accuracy="bf16",
              note="F.scaled_dot_product_attention, default backend"),
-        _impl("triton_mufu", baseline=True, note="MUFU exp2, rescale every KV block"),
-        _impl("triton_mufu_cond8", note="MUFU exp2, rescale only when a max grows by > 8"),
-        _impl("triton_poly3", "bf16_poly3", note="degree-3 polynomial exp2 for every score"),
-        _impl("triton_hybrid3_f50", "bf16_poly3", note="even columns polynomial, odd MUFU"),
-        _impl("triton_hybrid3_b25", "bf16_poly3", note="every 4th KV block polynomial"),
-        _impl("triton_hybrid3_f50_cond8", "bf16_poly3", note="half polynomial + conditional rescale"),
+        _impl("triton_mufu", 0, 0, 0.0, baseline=True, note="MUFU exp2, rescale every KV block"),
+        _impl("triton_mufu_cond8", 0, 0, 8.0, note="MUFU exp2, rescale only when a max grows by > 8"),
+        _impl("triton_poly3", 1, 3, 0.0, "bf16_poly3", note="degree-3 polynomial exp2 for every score"),
+        _impl("triton_hybrid3_f50", 2, 3, 0.0, "bf16_poly3", note="even columns polynomial, odd MUFU"),
+        _impl("triton_hybrid3_b25", 3, 3, 0.0, "bf16_poly3", note="every 4th KV block polynomial"),
+        _impl("triton_hybrid3_f50_cond8", 2, 3, 8.0, "bf16_poly3", note="half polynomial + conditional rescale"),
     ),
     cases=(
         _case(1, 2, 128, 64, False, ("smoke_full",)),

@@ -3,15 +3,13 @@ some running max grew, and rescales done (growths > THRESH). Always-rescale vari
 rescale per KV block by construction, so they report nothing here."""
 from __future__ import annotations
 
-import sys
-
 import torch
 
 
 def probe(fn, case, device: str, seed: int) -> list[dict]:
     """rescale_frac and max_grew_frac rows for variants with THRESH > 0; nothing for the others."""
-    mod = sys.modules.get(fn.__module__)
-    if mod is None or not getattr(mod, "THRESH", 0) > 0:
+    variant = getattr(fn, "keywords", {})  # exp, degree, thresh of a Triton variant
+    if not variant.get("thresh", 0) > 0:
         return []
     from suite.spec import resolve
     from suite.techniques.softmax_online.common import launch
@@ -21,9 +19,9 @@ def probe(fn, case, device: str, seed: int) -> list[dict]:
     inputs = resolve(softmax_online.TECHNIQUE.make_inputs)(case.params, seed, device)
     out = resolve(softmax_online.TECHNIQUE.empty_output)(case.params, device)
     counts = torch.zeros(3, dtype=torch.int32, device=device)
-    launch(out, counts=counts, exp=mod.EXP, degree=mod.DEGREE, thresh=mod.THRESH, **inputs)
+    launch(out, counts=counts, **variant, **inputs)
     blocks, grew, done = (int(c) for c in counts.tolist())
-    params = {"thresh_log2": mod.THRESH, "kv_blocks": blocks}
+    params = {"thresh_log2": variant["thresh"], "kv_blocks": blocks}
     return [
         {"metric": "rescale_frac", "unit": "1", "direction": "lower", "value": done / blocks,
          "params": params, "stats": {"rescales": done, "kv_blocks": blocks}},

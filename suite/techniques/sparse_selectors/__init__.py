@@ -1,9 +1,9 @@
 """Block selectors for sparse attention (page: "The primitive: top-k approximation", MSA, DHSA, ZETA)."""
+from suite.lib.selectors import SELECTORS
 from suite.spec import LATENCY, REL_ERR, Case, Impl, Technique, Tolerance
 
 _PKG = "suite.techniques.sparse_selectors"
 _REF = f"{_PKG}.reference"
-_NAMES = ("exact_topk", "mean_pool", "max_pool", "msa_index", "dhsa_chunks", "zeta_morton")
 
 
 def _case(s: int, block: int, density: float, tiers, hq=32, hkv=8, d=128, seeds=1) -> Case:
@@ -18,8 +18,8 @@ TECHNIQUE = Technique(
     reference=f"{_REF}:reference",
     make_inputs=f"{_REF}:make_inputs",
     empty_output=f"{_REF}:empty_output",
-    impls=tuple(Impl(f"torch_{n}", f"{_PKG}.torch_{n}:run", baseline=n == "exact_topk")
-                for n in _NAMES),
+    impls=tuple(Impl(f"torch_{n}", f"{_PKG}.mask:run", args={"selector": n}, baseline=n == "exact_topk")
+                for n in SELECTORS),
     cases=(
         _case(1024, 64, 0.25, ("smoke",), hq=4, hkv=2, d=64, seeds=2),
         _case(16384, 128, 0.1, ("full",)),

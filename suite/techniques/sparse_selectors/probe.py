@@ -1,8 +1,6 @@
 """Extra metrics for a selector: block recall and attention-mass recall against exact top-k."""
 from __future__ import annotations
 
-import sys
-
 import torch
 
 from suite.spec import resolve
@@ -16,7 +14,7 @@ def probe(fn, case, device: str, seed: int) -> list[dict]:
     the technique's latency_ms."""
     from suite.techniques.sparse_selectors import TECHNIQUE
 
-    name = sys.modules[fn.__module__].SELECTOR
+    name = fn.keywords["selector"]  # the variant: the mask with its selector bound
     inp = resolve(TECHNIQUE.make_inputs)(case.params, seed + 20_000, device)
     q, k, blk, dens = inp["q"], inp["k"], inp["block"], inp["density"]
     mass = block_mass(q, k, blk)
