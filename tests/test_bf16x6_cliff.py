@@ -71,7 +71,7 @@ def test_fma_chain_model_is_an_fp32_gemm():
 def test_real_planes_kernel_interpreted_shows_the_cliff():
     """The shipped planes kernel (split kernel + GEMM, TRITON_INTERPRET=1): x6 breaks the rule on
     the cliff class, x9 holds, and both match the exact model of the kernel within 10%."""
-    from suite.techniques.gemm_fp32_emulation.common import planes_matmul
+    from suite.techniques.gemm_fp32_emulation.triton_planes_kernel import run as planes_gemm
 
     a, b = _cliff(1024)
     ref = a.double() @ b.double()
@@ -79,7 +79,7 @@ def test_real_planes_kernel_interpreted_shows_the_cliff():
     got = {}
     for scheme in ("bf16x6", "bf16x9"):
         out = torch.full((16, 16), float("nan"))
-        planes_matmul(a, b, out, scheme)
+        planes_gemm(out, a, b, scheme)
         got[scheme] = rel(out, ref)
     assert got["bf16x6"] > K_TOL * fp32 and got["bf16x9"] <= K_TOL * fp32
     assert got["bf16x6"] == pytest.approx(rel(kernel_model(a, b, "bf16x6", bk=64), ref), rel=0.1)

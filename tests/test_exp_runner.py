@@ -11,7 +11,7 @@ FAST = Protocol(target_rel_spread=0.5, max_time_s=0.2, min_reps=3, warmup_reps=1
 
 
 def _rows(tech, impls, cases):
-    rf = execute(RunOptions(tier="smoke", techniques=[tech], impls=impls, cases=cases, device="cpu",
+    rf = execute(RunOptions(tier="smoke_full", techniques=[tech], impls=impls, cases=cases, device="cpu",
                             timeout_s=300, protocol=FAST))
     return {(r["impl"], r["case"], r["metric"]): r for r in rf.results}
 

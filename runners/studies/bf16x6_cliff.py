@@ -288,7 +288,7 @@ def confirm(found: dict, ks: tuple[int, ...], mn: int) -> dict:
     """The real kernels on the worst inputs and on the cliff class at each K: our planes BF16x6
     and BF16x9 (and Triton's built-in bf16x6 on a GPU) against fp32 IEEE (cuBLAS on a GPU)."""
     # Lazily: the kernels read TRITON_INTERPRET when first imported, which main() sets on the CPU.
-    from suite.techniques.gemm_fp32_emulation.common import planes_matmul, triton_matmul
+    from suite.techniques.gemm_fp32_emulation import triton_gemm_kernel, triton_planes_kernel
 
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     cases = [(f"cliff_k{k}", dict(CLIFF, m=mn, n=mn, k=k), 0) for k in ks]
@@ -312,11 +312,11 @@ def confirm(found: dict, ks: tuple[int, ...], mn: int) -> dict:
         out = {}
         for scheme in ("bf16x6", "bf16x9"):
             o = torch.full((a.shape[0], b.shape[1]), float("nan"), device=dev)
-            planes_matmul(a, b, o, scheme)
+            triton_planes_kernel.run(o, a, b, scheme)
             out[scheme] = rel(o, ref)
         if dev == "cuda":  # the interpreter's bf16 tl.dot is wrong: the built-in runs on a GPU only
             o = torch.full((a.shape[0], b.shape[1]), float("nan"), device=dev)
-            triton_matmul(a, b, o, "bf16x6")
+            triton_gemm_kernel.run(o, a, b, "bf16x6")
             out["triton_dot_bf16x6"] = rel(o, ref)
         out["fp32"] = rel(lowp_fp32(a, b), ref)
         out["model_x6"], out["model_x9"] = (rel(kernel_model(a.cpu(), b.cpu(), s), ref.cpu())
