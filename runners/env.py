@@ -19,9 +19,13 @@ def _cmd(args: list[str], cwd: str | None = None) -> str | None:
 
 
 def git_state(cwd: str | None = None) -> dict:
-    """{"commit", "branch", "dirty"} of the checkout at cwd (None fields outside git)."""
-    commit = _cmd(["git", "rev-parse", "HEAD"], cwd)
-    if commit is None:  # a copy without .git (a CI artifact, a device host): the job may say it
+    """{"commit", "branch", "dirty"} of the checkout at cwd (None fields outside git).
+
+    KWATCH_GIT_COMMIT, when set, wins over the checkout's own .git: a tree copied to a GPU host
+    may carry a stale .git whose HEAD is not the code that runs there.
+    """
+    commit = None if os.environ.get("KWATCH_GIT_COMMIT") else _cmd(["git", "rev-parse", "HEAD"], cwd)
+    if commit is None:
         dirty = os.environ.get("KWATCH_GIT_DIRTY")
         return {"commit": os.environ.get("KWATCH_GIT_COMMIT"), "branch": os.environ.get("KWATCH_GIT_BRANCH"),
                 "dirty": None if dirty is None else dirty.lower() in ("1", "true", "yes")}
