@@ -12,14 +12,7 @@ import triton
 import triton.language as tl
 
 from suite.lib.interp import interpreting
-
-
-@triton.jit
-def _round_bf16(x):
-    """fp32 -> nearest-even bf16 value, kept in fp32 (the interpreter's cast truncates)."""
-    bits = x.to(tl.uint32, bitcast=True)
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return bits.to(tl.float32, bitcast=True)
+from suite.lib.triton_round import round_bf16
 
 
 @triton.jit
@@ -44,7 +37,7 @@ def _attend(q, acc, m_i, l_i, K, V, kv_base_k, kv_base_v, kb, offs_n, offs_d, q_
     l_i = l_i * alpha + tl.sum(p, 1)
     acc = acc * alpha[:, None]
     if UPCAST:
-        acc += tl.dot(_round_bf16(p), v, input_precision="ieee")
+        acc += tl.dot(round_bf16(p), v, input_precision="ieee")
     else:
         acc += tl.dot(p.to(v.dtype), v)
     return acc, m_new, l_i

@@ -1,0 +1,61 @@
+"""W4A16: INT4 packing by hand, and the fused Triton kernel under the interpreter against the
+unfused path (dequantize to bf16, then a bf16 GEMM): the same bf16 weights, so the same products."""
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from suite.lib import int4  # noqa: E402
+from suite.techniques.w4a16_gemm import reference as R  # noqa: E402
+from suite.techniques.w4a16_gemm import triton_unfused  # noqa: E402
+from suite.techniques.w4a16_gemm.triton_w4a16_kernel import launch, scratch, w4a16_kernel  # noqa: E402
+
+
+def test_pack_puts_k_in_nibble_order_with_offset_8():
+    q = torch.tensor([[-8, -7, -1, 0, 1, 2, 6, 7]], dtype=torch.int8)  # one row (N=1), K=8
+    word = int(int4.pack_k(q)[0, 0]) & 0xFFFFFFFF
+    assert word == 0xFEA98710  # nibble j = q[j] + 8: 0, 1, 7, 8, 9, 10, 14, 15
+    assert torch.equal(int4.unpack_k(int4.pack_k(q)), q)
+
+
+def test_quantize_rounds_half_to_even_and_saturates_at_the_stored_scale():
+    x = torch.tensor([[0.5, 1.5, 2.5, -2.5, 7.0, 0.0, 0.0, 0.0]])
+    s = int4.group_scales(x, 8)
+    assert float(s[0, 0]) == 1.0
+    assert int4.quantize(x, s).tolist() == [[0, 2, 2, -2, 7, 0, 0, 0]]
+    # amax / 7 = 1.0001 rounds to fp16 1.0: 7.0007 / 1.0 rounds to 7, 7.6 would be 8 and saturates.
+    y = torch.tensor([[7.6, 7.0007, 0, 0, 0, 0, 0, 0]])
+    assert int4.quantize(y, torch.ones(1, 1, dtype=torch.float16)).tolist()[0][:2] == [7, 7]
+    assert int4.group_scales(torch.zeros(2, 8), 8).eq(0).all()
+    assert int4.quantize(torch.zeros(2, 8), torch.zeros(2, 1, dtype=torch.float16)).eq(0).all()
+
+
+def _unfused(inp):
+    return R.lowp_unfused(**inp)
+
+
+@pytest.mark.parametrize("m,n,k,group,config", [
+    (1, 96, 256, 128, {"BM": 16, "BN": 32, "BK": 64, "SPLIT_K": 2}),
+    (13, 160, 384, 128, {"BM": 16, "BN": 32, "BK": 64, "SPLIT_K": 4}),  # 6 steps over 4 splits
+    (40, 64, 512, 64, {"BM": 32, "BN": 32, "BK": 64, "SPLIT_K": 1}),
+    (33, 48, 256, 128, {"BM": 16, "BN": 32, "BK": 128, "SPLIT_K": 1}),
+])
+def test_fused_kernel_equals_dequantize_then_gemm(m, n, k, group, config):
+    inp = R.make_inputs({"m": m, "n": n, "k": k, "group": group}, seed=m, device="cpu")
+    want = _unfused(inp)
+    for _ in range(2):  # the second call checks that split-K reset its tile counters
+        out = torch.full((m, n), float("nan"), dtype=torch.bfloat16)
+        launch(out, inp["a"], inp["qweight"], inp["scales"], kernel=w4a16_kernel, **config)
+        # Same bf16 weights and exact fp32 products: only the fp32 summation order differs.
+        assert torch.isfinite(out).all()
+        assert ((out.float() - want.float()).abs() <= 2 ** -7 * want.float().abs() + 1e-6).all()
+        assert scratch(m, n, "cpu")[1].eq(0).all()
+
+
+def test_unfused_triton_pass_writes_the_reference_weights():
+    inp = R.make_inputs({"m": 2, "n": 160, "k": 384}, seed=1, device="cpu")
+    w = triton_unfused.dequantize(inp["qweight"], inp["scales"], torch.float32)
+    assert torch.equal(w, R.weights(inp["qweight"], inp["scales"]).t())
+    assert torch.equal(R.weights(inp["qweight"], inp["scales"]).to(torch.bfloat16), inp["w_bf16"])
