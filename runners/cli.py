@@ -113,3 +113,8 @@ def numbered(path: str, i: int) -> str:
         if path.endswith(ext):
             return f"{path[:-len(ext)]}_{i:02d}{ext}"
     return f"{path}_{i:02d}"
+
+
+from runners.tree_cli import register as _register_tree_commands  # noqa: E402  (needs `app` above)
+
+_register_tree_commands(app)

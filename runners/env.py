@@ -19,19 +19,23 @@ def _cmd(args: list[str], cwd: str | None = None) -> str | None:
 
 
 def git_state(cwd: str | None = None) -> dict:
-    """{"commit", "branch", "dirty"} of the checkout at cwd (None fields outside git).
+    """{"commit", "branch", "dirty", "date"} of the checkout at cwd (None fields outside git);
+    date is the commit's committer date (ISO 8601).
 
-    KWATCH_GIT_COMMIT, when set, wins over the checkout's own .git: a tree copied to a GPU host
-    may carry a stale .git whose HEAD is not the code that runs there.
+    KWATCH_GIT_COMMIT (with KWATCH_GIT_BRANCH, _DIRTY, _DATE), when set, wins over the checkout's own
+    .git: a tree copied to a GPU host may carry a stale .git whose HEAD is not the code that runs there,
+    and a past commit's exported tree (runners.trees) has none.
     """
     commit = None if os.environ.get("KWATCH_GIT_COMMIT") else _cmd(["git", "rev-parse", "HEAD"], cwd)
     if commit is None:
         dirty = os.environ.get("KWATCH_GIT_DIRTY")
         return {"commit": os.environ.get("KWATCH_GIT_COMMIT"), "branch": os.environ.get("KWATCH_GIT_BRANCH"),
-                "dirty": None if dirty is None else dirty.lower() in ("1", "true", "yes")}
+                "dirty": None if dirty is None else dirty.lower() in ("1", "true", "yes"),
+                "date": os.environ.get("KWATCH_GIT_DATE")}
     branch = _cmd(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd)
     status = _cmd(["git", "status", "--porcelain", "--untracked-files=no"], cwd)
-    return {"commit": commit, "branch": branch, "dirty": bool(status) if status is not None else None}
+    return {"commit": commit, "branch": branch, "dirty": bool(status) if status is not None else None,
+            "date": _cmd(["git", "show", "-s", "--format=%cI", commit], cwd)}
 
 
 def cpu_name() -> str:

@@ -18,16 +18,17 @@ ROOT = Path(__file__).resolve().parent.parent
 class Worker:
     """A runners.worker subprocess; `submit` returns its rows or raises WorkerFailure."""
 
-    def __init__(self, interpret_triton: bool, memory_limit: int | None = None) -> None:
+    def __init__(self, interpret_triton: bool, memory_limit: int | None = None, root: Path = ROOT) -> None:
+        """root: the source tree whose suite/ the worker imports (an exported past commit for A/B runs)."""
         # the code under test sees no database URL and no tokens (runners.sandbox.job_env)
-        env = job_env(PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        env = job_env(PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
                       PYTHONUNBUFFERED="1")
         if interpret_triton:
             env["TRITON_INTERPRET"] = "1"
         self.memory_limit = memory_limit or default_memory_limit()
         self.proc = subprocess.Popen([sys.executable, "-m", "runners.worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     env=env, cwd=str(ROOT))
+                                     env=env, cwd=str(root))
         self._lines: queue.Queue = queue.Queue()
         self._err: list[str] = []
         threading.Thread(target=self._pump, args=(self.proc.stdout, self._lines), daemon=True).start()

@@ -51,6 +51,15 @@ def _capabilities(device: str) -> set[str]:
     return caps
 
 
+def skipped_rows(tech, impl, case, caps: set[str], device: str) -> list[dict] | None:
+    """`skipped` rows when the implementation needs what this host lacks, else None."""
+    missing = [r for r in impl.requires if r not in caps]
+    if not missing:
+        return None
+    return rows_with_status(tech, impl, case, impl_hash(tech, impl), "skipped",
+                            f"requires {', '.join(missing)}, not on this {device} host")
+
+
 def plan(opts: RunOptions):
     """(technique, impl, case) triples selected by the options, ordered so a case's
     oracle is computed once; unknown names raise KeyError naming the known ones."""
@@ -98,11 +107,8 @@ def execute(opts: RunOptions, out_path=None, on_result=None, progress=None) -> R
         for n, (tech, impl, case) in enumerate(jobs):
             if progress:
                 progress(n, len(jobs), f"{tech.name}/{impl.name}/{case.id}")
-            missing = [r for r in impl.requires if r not in caps]
-            if missing:
-                rows = rows_with_status(tech, impl, case, impl_hash(tech, impl), "skipped",
-                                        f"requires {', '.join(missing)}, not on this {device} host")
-            else:
+            rows = skipped_rows(tech, impl, case, caps, device)
+            if rows is None:
                 if worker is None or not worker.alive():
                     worker = Worker(interpret_triton=device == "cpu",
                                     memory_limit=int(opts.memory_gb * 2**30) if opts.memory_gb else None)
