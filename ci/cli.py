@@ -1,17 +1,19 @@
 """`kwatch`: the whole command line (runners' list/run plus database, gate and dashboard commands)."""
 from __future__ import annotations
 
-import importlib
 import os
-import time
 import traceback
 from typing import Optional
 
 import typer
 from rich.console import Console
 
+from ci import claims_cli, detect, detect_bench, gate, gate_mutes, grade, nightly, nightly_queue
+from dashboard import cli as dashboard_cli
+from db.engine import make_engine, open_db, resolve_url, upgrade
+from db.ingest import ingest_docs, ingest_files
 from db.urls import mask_url, scrub
-
+from db.validate import ResultFileError
 from runners import cli as runners_cli
 
 console = Console(stderr=True)
@@ -23,8 +25,6 @@ app.command("list")(runners_cli.list_cmd)
 
 DB = typer.Option(None, "--db", help="database URL (default: $KWATCH_DB or sqlite:///kwatch.db)")
 
-# Modules that add their commands to `app`: each defines register(app).
-COMMAND_MODULES: list[str] = ["dashboard.cli", "ci.claims_cli", "ci.gate", "ci.gate_mutes", "ci.detect", "ci.nightly", "ci.grade", "ci.nightly_queue", "ci.detect_bench"]
 
 
 @app.command("run")
@@ -35,24 +35,16 @@ def run_cmd(tier: str = runners_cli.TIER, technique: Optional[list[str]] = runne
             db: Optional[str] = DB, no_db: bool = typer.Option(False, "--no-db", help="only write the result file"),
             device: str = runners_cli.DEVICE, reason: str = runners_cli.REASON,
             timeout: float = runners_cli.TIMEOUT, seed: Optional[int] = runners_cli.SEED,
-            memory_limit: Optional[float] = runners_cli.MEMORY) -> None:
+            memory_limit: Optional[float] = runners_cli.MEMORY, repeat: int = runners_cli.REPEAT) -> None:
     """Run a tier, write the result file (--out, default kwatch-runs/), store the run, print a summary;
     exit 1 naming the jobs that failed or errored."""
     opts = runners_cli.options(tier, technique, impl, case, device, reason, timeout, seed, memory_limit)
-    path = out or runners_cli.default_out(tier)
-    t0 = time.monotonic()
-    try:
-        rf = runners_cli.run_with_progress(opts, path)
-    except KeyError as exc:
-        raise typer.BadParameter(str(exc.args[0]))
-    stored_in = None
-    if not no_db:
-        from db.engine import open_db, resolve_url
-        from db.ingest import ingest_docs
 
-        [outcome] = ingest_docs(open_db(db), [(path, rf.doc)])
-        stored_in = f"{mask_url(resolve_url(db))} (run {outcome.run_id[:12]})"
-    if runners_cli.report(rf, path, time.monotonic() - t0, stored_in):
+    def store(path: str, doc: dict) -> str:
+        [outcome] = ingest_docs(open_db(db), [(path, doc)])
+        return f"{mask_url(resolve_url(db))} (run {outcome.run_id[:12]})"
+
+    if runners_cli.run_and_report(opts, out, repeat, None if no_db else store):
         raise typer.Exit(1)
 
 
@@ -60,10 +52,6 @@ def run_cmd(tier: str = runners_cli.TIER, technique: Optional[list[str]] = runne
 def ingest_cmd(files: list[str] = typer.Argument(..., help="result files (schema 1) or pytest-benchmark JSON"),
                db: Optional[str] = DB) -> None:
     """Load result files into the database: idempotent, all files or none."""
-    from db.engine import open_db, resolve_url
-    from db.ingest import ingest_files
-    from db.validate import ResultFileError
-
     try:
         outcomes = ingest_files(open_db(db), files)  # format detected per file
     except ResultFileError as exc:
@@ -78,14 +66,13 @@ def ingest_cmd(files: list[str] = typer.Argument(..., help="result files (schema
 @db_app.command("upgrade")
 def db_upgrade(db: Optional[str] = DB, revision: str = typer.Option("head", "--revision")) -> None:
     """Apply Alembic migrations up to --revision (default head)."""
-    from db.engine import make_engine, resolve_url, upgrade
-
     upgrade(make_engine(resolve_url(db)), revision)
     console.print(f"{mask_url(resolve_url(db))}: schema at {revision}")
 
 
-for _name in COMMAND_MODULES:
-    importlib.import_module(_name).register(app)
+# The other commands, each module adding its own with register(app).
+for _module in (dashboard_cli, claims_cli, gate, gate_mutes, detect, nightly, grade, nightly_queue, detect_bench):
+    _module.register(app)
 
 
 def main() -> None:

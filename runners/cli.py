@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import typer
 from rich.console import Console
@@ -12,6 +12,8 @@ from rich.table import Table
 from runners.progress import reporter
 from runners.run import RunOptions, execute
 from runners.summary import full_table, summary_lines, verdict_line, wrap
+from suite.registry import get, techniques
+from suite.spec import TIERS
 
 console = Console(stderr=True)
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
@@ -22,8 +24,6 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 def list_cmd(technique: Optional[str] = typer.Option(None, "--technique", "-t"),
              tier: Optional[str] = typer.Option(None, "--tier")) -> None:
     """List techniques, implementations and cases."""
-    from suite.registry import get, techniques
-
     techs = [get(technique)] if technique else list(techniques().values())
     out = Console()
     for tech in techs:
@@ -62,8 +62,7 @@ def report(rf, out: str, seconds: float, stored_in: Optional[str] = None) -> boo
 
 
 def options(tier, technique, impl, case, device, reason, timeout, seed, memory_gb=None) -> RunOptions:
-    from suite.spec import TIERS
-
+    """The run's options from the command line; an unknown tier is refused naming the known ones."""
     if tier not in TIERS:
         raise typer.BadParameter(f"tier must be one of {', '.join(TIERS)}", param_hint="--tier")
     return RunOptions(tier=tier, techniques=technique or [], impls=impl or [], cases=case or [],
@@ -80,6 +79,8 @@ TIMEOUT = typer.Option(600.0, "--timeout", help="seconds per job before it is ki
 SEED = typer.Option(None, "--seed", help="base seed (default: random, recorded)")
 MEMORY = typer.Option(None, "--memory-limit", help="GiB of resident memory per job before it is killed "
                       "(default: half of this host's memory)")
+REPEAT = typer.Option(1, "--repeat", min=1, help="run the selection N times back to back, one result file "
+                     "each (run-to-run noise for `kwatch detect-bench --runs`)")
 
 
 @app.command("run")
@@ -87,15 +88,24 @@ def run_cmd(tier: str = TIER, technique: Optional[list[str]] = TECH, impl: Optio
             case: Optional[list[str]] = CASE, out: Optional[str] = typer.Option(None, "--out", "-o"),
             device: str = DEVICE, reason: str = REASON, timeout: float = TIMEOUT,
             seed: Optional[int] = SEED, memory_limit: Optional[float] = MEMORY,
-            repeat: int = typer.Option(1, "--repeat", min=1, help="run the selection N times back to back, one "
-                                       "result file each (run-to-run noise for `kwatch detect-bench --runs`)")) -> None:
+            repeat: int = REPEAT) -> None:
     """Run a tier and write the result file (no database)."""
     opts = options(tier, technique, impl, case, device, reason, timeout, seed, memory_limit)
+    if run_and_report(opts, out, repeat):
+        raise typer.Exit(1)
+
+
+def run_and_report(opts: RunOptions, out: Optional[str], repeat: int = 1,
+                   store: Optional[Callable[[str, dict], str]] = None) -> bool:
+    """The one `run`: the selection `repeat` times, each written to its result file, handed to
+    `store` (path, document) -> where it was stored, and reported; True when a single run failed
+    (repeated runs measure noise: their failures are reported, not fatal)."""
     if repeat > 1 and not out:
         raise typer.BadParameter("--repeat needs --out (the runs are written as NAME_01, NAME_02, ...)",
                                  param_hint="--repeat")
+    failed = False
     for i in range(1, repeat + 1):
-        path = numbered(out, i) if repeat > 1 else (out or default_out(tier))
+        path = numbered(out, i) if repeat > 1 else (out or default_out(opts.tier))
         if repeat > 1:
             console.print(f"[bold]run {i} of {repeat}[/bold] -> {path}")
         t0 = time.monotonic()
@@ -103,8 +113,9 @@ def run_cmd(tier: str = TIER, technique: Optional[list[str]] = TECH, impl: Optio
             rf = run_with_progress(opts, path)
         except KeyError as exc:
             raise typer.BadParameter(str(exc.args[0]))
-        if report(rf, path, time.monotonic() - t0) and repeat == 1:
-            raise typer.Exit(1)
+        stored_in = store(path, rf.doc) if store else None
+        failed |= report(rf, path, time.monotonic() - t0, stored_in)
+    return failed and repeat == 1
 
 
 def numbered(path: str, i: int) -> str:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from suite.spec import resolve
+
 
 def rel_err(out, ref) -> float:
     """||out - ref||_F / ||ref||_F in float64; inf if out holds NaN/inf where ref is finite."""
@@ -43,9 +45,7 @@ class ReferenceCache:
 
 def check(tech, impl, case, fn, device: str, seeds: list[int], cache: ReferenceCache) -> Verdict:
     """Run fn on fresh inputs per seed into a NaN-poisoned buffer and judge it against the oracle."""
-    import torch
-
-    from suite.spec import resolve
+    import torch  # lazily: importing the runner does not start torch
 
     make_inputs, reference = resolve(tech.make_inputs), resolve(tech.reference)
     empty_output = resolve(tech.empty_output)

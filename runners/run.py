@@ -5,12 +5,13 @@ import random
 import time
 from dataclasses import asdict, dataclass, field
 
-from runners.env import fingerprint, git_state
 from runners.code_hash import impl_hash
+from runners.env import fingerprint, git_state
 from runners.job import rows_with_status
 from runners.pool import ROOT, Worker, WorkerFailure
 from runners.resultfile import ResultFile, new_run
 from runners.timing import Protocol
+from suite.registry import get, techniques
 
 
 @dataclass
@@ -63,8 +64,6 @@ def skipped_rows(tech, impl, case, caps: set[str], device: str) -> list[dict] | 
 def plan(opts: RunOptions):
     """(technique, impl, case) triples selected by the options, ordered so a case's
     oracle is computed once; unknown names raise KeyError naming the known ones."""
-    from suite.registry import get, techniques
-
     techs = [get(n) for n in opts.techniques] if opts.techniques else list(techniques().values())
     jobs = []
     for tech in techs:

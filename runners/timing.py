@@ -21,13 +21,9 @@ class Protocol:
     warmup_reps: int = 3
     flush_l2: bool = True
     batch: int = 10  # repetitions enqueued between host synchronisations
-    # CUDA v2: Impl(graph=None) always replays a CUDA graph where the call can be captured. v1 chose by
-    # the median of 5 timed calls (graph under 0.1 ms), which flipped between runs for kernels near the
-    # cut (17 repeated H200 runs: 11 of 74 series changed protocol, so their history split in two).
-    # CUDA v3: the timed step (graph replay or launch) is warmed up for warmup_s before any sample is
-    # kept, and the spread rule may stop only after min_time_s. Under v2 the first 10 samples of a
-    # 16M-element exp kernel were ~10% slower than the rest in all 17 H200 runs, and a run whose first
-    # batch happened to be tight stopped there: the series sat at +10% in 1-5 of 17 runs.
+    # CUDA v3: Impl(graph=None) replays a CUDA graph wherever the call can be captured (the same
+    # choice in every run), the timed step is warmed up for warmup_s before any sample is kept, and
+    # the spread rule may stop only after min_time_s; why each rule, and v1/v2: docs/DESIGN.md.
     cuda_version: int = 3
     warmup_s: float = 0.025  # as triton.testing.do_bench's default warm-up
     min_time_s: float = 0.1

@@ -21,6 +21,8 @@ def main() -> None:
     # Keep stdout for the protocol only; anything the kernels print goes to stderr.
     proto_out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    # Imported after the redirect: whatever they (and the kernels they load) print goes to stderr.
+    from runners.code_hash import impl_hash
     from runners.correctness import ReferenceCache
     from runners.job import describe_exception, rows_with_status, run_job
     from runners.timing import Protocol
@@ -36,8 +38,6 @@ def main() -> None:
             rows = run_job(tech, impl, case, _device(job["device"]), job["seed"],
                            Protocol(**job.get("protocol", {})), cache)
         except Exception as exc:  # recorded as `error`; the run goes on
-            from runners.code_hash import impl_hash
-
             msg = describe_exception(exc)
             try:
                 ih = impl_hash(tech, impl)

@@ -6,15 +6,14 @@ import importlib
 import os
 import pkgutil
 
+import suite.techniques
 from suite.spec import Technique
 
 
 def techniques() -> dict[str, Technique]:
     """All techniques by name, in folder order."""
-    import suite.techniques as pkg
-
     found: dict[str, Technique] = {}
-    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+    for info in sorted(pkgutil.iter_modules(suite.techniques.__path__), key=lambda i: i.name):
         if not info.ispkg:
             continue
         module = importlib.import_module(f"suite.techniques.{info.name}")

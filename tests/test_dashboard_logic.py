@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dashboard import verdict
-from dashboard.cost import SHAPES, attn_cost, summary
+from suite.techniques.prefill_cost_model.common import SHAPES, attn_cost, predicted
 
 
 def test_cost_model_reproduces_the_pages_table():
@@ -17,7 +17,7 @@ def test_cost_model_reproduces_the_pages_table():
     want = {"chat turn": (36, 5.000e5, 3.380e5, 1.5), "RAG answer": (89, 3.612e7, 7.325e6, 4.9),
             "doc analysis": (97, 2.112e9, 2.693e8, 7.8), "repo-scale": (99, 1.260e11, 1.350e10, 9.3)}
     for name, p, g in SHAPES:
-        s = summary(p, g, 0.10)
+        s = predicted(p, g, 0.10)
         share, dense, sparse, saving = want[name]
         assert round(s["prefill_share"] * 100) == share
         assert s["dense"] == pytest.approx(dense, rel=1e-3) and s["sparse"] == pytest.approx(sparse, rel=1e-3)
@@ -27,8 +27,8 @@ def test_cost_model_reproduces_the_pages_table():
 def test_cost_model_sparsity_cuts_prefill_only():
     pf, dc = attn_cost(1000, 100, 0.5)
     assert pf == 1000 * 1000 / 2 * 0.5 and dc == (1000 * 100 + 100 * 100 / 2) * 0.5
-    assert summary(1000, 0, 0.1)["saving"] == pytest.approx(10.0)  # all prefill: saving = 1/sparsity
-    assert summary(1000, 100, 1.0)["saving"] == 1.0
+    assert predicted(1000, 0, 0.1)["saving"] == pytest.approx(10.0)  # all prefill: saving = 1/sparsity
+    assert predicted(1000, 100, 1.0)["saving"] == 1.0
 
 
 def test_mann_whitney_matches_scipy():

@@ -270,11 +270,11 @@ def test_cost_model_shows_measured_points(probes_url, monkeypatch):
     figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert any(t["name"].startswith("measured on") for t in figs[0]["data"])
     assert len(figs) == 2  # the saving curve and the prefill-share bars
-    from dashboard.cost import summary
+    from suite.techniques.prefill_cost_model.common import predicted
 
     at.slider(key="cost_sparsity").set_value(0.5).run()
     assert not at.exception
-    want = summary(8000, 500, 0.5)
+    want = predicted(8000, 500, 0.5)
     assert next(m for m in at.metric if m.label == "saving").value == f"{want['saving']:.1f}x"
     assert next(m for m in at.metric if m.label == "prefill share").value == f"{want['prefill_share']:.0%}"
 

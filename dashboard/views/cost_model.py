@@ -5,7 +5,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import data
-from dashboard.cost import SHAPES, summary
+from suite.techniques.prefill_cost_model.common import SHAPES, predicted
 
 url = data.db_url()
 st.header("Cost model: where sparse attention pays")
@@ -18,7 +18,7 @@ prompt = c1.number_input("prompt tokens p", min_value=1, max_value=10_000_000, v
 generated = c2.number_input("generated tokens g", min_value=0, max_value=1_000_000, value=500, step=100,
                             key="cost_generated")
 sparsity = c3.slider("fraction of keys attended", 0.01, 1.0, 0.10, 0.01, key="cost_sparsity")
-s = summary(prompt, generated, sparsity)
+s = predicted(prompt, generated, sparsity)
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("prefill share", f"{s['prefill_share']:.0%}")
 m2.metric("dense pairs", f"{s['dense']:.3e}")
@@ -26,11 +26,11 @@ m3.metric("sparse pairs", f"{s['sparse']:.3e}")
 m4.metric("saving", f"{s['saving']:.1f}x")
 
 ps = np.unique(np.logspace(2, 6.3, 120).astype(int))
-curve = pd.DataFrame([{"prompt": p, **summary(p, generated, sparsity)} for p in ps])
+curve = pd.DataFrame([{"prompt": p, **predicted(p, generated, sparsity)} for p in ps])
 fig = go.Figure()
 fig.add_trace(go.Scatter(x=curve["prompt"], y=curve["saving"], mode="lines",
                          name=f"model: g={generated}, {sparsity:.0%} of keys"))
-page = pd.DataFrame([{"name": n, "prompt": p, **summary(p, g, 0.10)} for n, p, g in SHAPES])
+page = pd.DataFrame([{"name": n, "prompt": p, **predicted(p, g, 0.10)} for n, p, g in SHAPES])
 fig.add_trace(go.Scatter(x=page["prompt"], y=page["saving"], mode="markers+text", text=page["name"],
                          textposition="top left", name="page's workloads (own g, 10%)",
                          marker=dict(size=9, symbol="diamond")))
@@ -61,7 +61,7 @@ else:
                "own cost. The model's diamonds use the same workloads at 10 %.")
     share = measured[measured["metric"] == "measured_prefill_share"]
     if not share.empty:
-        model_share = [summary(p, g, 1.0)["prefill_share"] for p, g in zip(share["p_prompt"], share["p_generated"])]
+        model_share = [predicted(p, g, 1.0)["prefill_share"] for p, g in zip(share["p_prompt"], share["p_generated"])]
         bars = go.Figure([go.Bar(x=share["case_id"], y=model_share, name="model: share of attention pairs"),
                           go.Bar(x=share["case_id"], y=share["value"], name="measured: share of attention time")])
         bars.update_layout(barmode="group", yaxis_title="prefill share", yaxis_range=[0, 1], height=340,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from suite.claims.datasheets import cite, rate
+from suite.claims.datasheets import FORMATS, GENERATIONS, cite, rate
 
 # The page's four workloads (prompt tokens, generated tokens), from its "Example" section.
 WORKLOADS = {"chat": (600, 400), "rag": (8_000, 500), "doc": (64_000, 1_000), "repo": (500_000, 2_000)}
@@ -83,8 +83,6 @@ def emulation_net_speedup(cheaper: float = 28.0, products: int = 9) -> tuple[flo
 def bits_per_weight(fmt: str) -> float:
     """Storage bits per element of a block-scaled format, its scales charged (e.g. NVFP4 4.5);
     "FP8" is per-tensor scaled (one scale for the whole tensor: 8 bits)."""
-    from suite.claims.datasheets import FORMATS
-
     if fmt == "FP8":
         return 8.0
     block, scale_bits, _ = FORMATS[fmt]
@@ -93,8 +91,6 @@ def bits_per_weight(fmt: str) -> float:
 
 def fp4_weight_bytes_ratio(fp8: str = "MXFP8", fp4: str = "NVFP4") -> tuple[float, str]:
     """FP8 bits per weight / FP4 bits per weight, each format's block scales charged."""
-    from suite.claims.datasheets import FORMATS
-
     r = bits_per_weight(fp8) / bits_per_weight(fp4)
     others = [(a, b) for a in ("MXFP8", "FP8") for b in ("NVFP4", "MXFP4") if (a, b) != (fp8, fp4)]
     return r, (f"{fp8} {bits_per_weight(fp8):g} bits / {fp4} {bits_per_weight(fp4):g} bits per weight = "
@@ -107,8 +103,6 @@ def fp4_weight_bytes_ratio(fp8: str = "MXFP8", fp4: str = "NVFP4") -> tuple[floa
 def generation_ratios(key: str = "bf16") -> tuple[float, str]:
     """Datasheet rate ratio of every consecutive tensor-core generation pair; the value is the pair
     farthest from 2x (by |log2 ratio - 1|), so one pair off the claim shows."""
-    from suite.claims.datasheets import GENERATIONS
-
     pairs = [(o, n, rate(n, key).value / rate(o, key).value) for (_, o), (_, n) in zip(GENERATIONS, GENERATIONS[1:])]
     worst = max(pairs, key=lambda p: abs(math.log2(p[2]) - 1))
     first, last = GENERATIONS[0][1], GENERATIONS[-1][1]
@@ -180,8 +174,6 @@ def ratio(a: float, b: float, what: str = "") -> tuple[float, str]:
 
 def format_block(fmt: str) -> tuple[float, str]:
     """Elements per scale block of a block-scaled format, from its defining document."""
-    from suite.claims.datasheets import FORMATS
-
     block, bits, source = FORMATS[fmt]
     others = "; ".join(f"{k}: {v[0]}" for k, v in FORMATS.items() if k != fmt)
     return block, f"{fmt}: {block} elements per {bits}-bit scale ({source}); {others}"

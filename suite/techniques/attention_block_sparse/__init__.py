@@ -7,7 +7,7 @@ _REF = f"{_PKG}.reference"
 
 def _flops(p: dict) -> float:
     """Work actually computed: 4*D*block^2 per (query block, KV block) pair per query head."""
-    from suite.lib.block_sparse import computed_blocks
+    from suite.lib.block_sparse import computed_blocks  # lazily: it imports torch, the spec does not
 
     n = p["s"] // p["block"]
     return 4.0 * p["d"] * p["block"] ** 2 * computed_blocks(n, n, p["density"]) * p["b"] * p["hq"]

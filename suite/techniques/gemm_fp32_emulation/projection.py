@@ -1,25 +1,15 @@
 """Roofline projection of FP32 emulation (BF16xN) against native FP32 GEMM, from datasheet rates.
 
-Labelled "projection": nothing here was measured on Blackwell. Dense rates are half the
-datasheets' "with sparsity" tensor-core figures."""
+Labelled "projection": nothing here was measured on Blackwell."""
 from __future__ import annotations
 
-# Per-GPU rates in TFLOP/s: dense bf16 tensor core, fp32 (non-tensor) GEMM peak.
-DATASHEETS = {
-    "B200 (HGX)": {"bf16_dense": 2250.0, "fp32": 75.0,
-                   "source": "NVIDIA HGX B200 datasheet, per GPU: FP16/BF16 Tensor Core 4.5 PFLOPS "
-                             "(with sparsity), FP32 75 TFLOPS"},
-    "GB200 (NVL72)": {"bf16_dense": 2500.0, "fp32": 80.0,
-                      "source": "NVIDIA GB200 NVL72 datasheet, per GPU: FP16/BF16 Tensor Core "
-                                "5 PFLOPS (with sparsity), FP32 80 TFLOPS"},
-    "GB200 (1200 W)": {"bf16_dense": 2500.0, "fp32": 90.0,
-                       "source": "GB200 at 1,200 W as tabulated from NVIDIA material by "
-                                 "glennklockwood.com/garden/processors/B200: BF16 2500 dense, FP32 90; "
-                                 "the ratio the page quotes (~28x)"},
-    "H200 (SXM)": {"bf16_dense": 989.0, "fp32": 67.0,
-                   "source": "NVIDIA H200 datasheet: BF16 Tensor Core 1,979 TFLOPS (with sparsity), "
-                             "FP32 67 TFLOPS"},
-}
+from suite.claims.datasheets import cite, rate
+
+# The GPUs of the table (label -> datasheet key); every rate comes from suite/claims/datasheets.py.
+GPUS = {"B200 (HGX)": "B200", "GB200 (NVL72)": "GB200", "GB200 (1200 W)": "GB200-1200W", "H200 (SXM)": "H200"}
+# Per GPU in TFLOP/s: dense bf16 tensor core, fp32 (non-tensor) GEMM peak, and their source.
+DATASHEETS = {label: {"bf16_dense": rate(gpu, "bf16").value, "fp32": rate(gpu, "fp32").value,
+                      "source": f"{cite(gpu, 'bf16')}; {cite(gpu, 'fp32')}"} for label, gpu in GPUS.items()}
 PRODUCTS = {"bf16x9": 9, "bf16x6": 6, "bf16x3": 3}
 # Measured on the H200 (results/h200/gemm_fp32_emulation_nightly.json, 8192^3): our kernels' bf16
 # MMA rate (emulated TFLOP/s x products) over the datasheet's dense bf16 peak, and cuBLAS fp32 over

@@ -25,7 +25,8 @@ def predicted(prompt: int, generated: int, density: float = 0.10) -> dict:
     dpf, ddc = attn_cost(prompt, generated)
     spf, _ = attn_cost(prompt, generated, sparsity=density)
     dense, sparse = dpf + ddc, spf + ddc
-    return {"prefill_share": dpf / dense, "dense": dense, "sparse": sparse, "saving": dense / sparse}
+    return {"prefill_share": dpf / dense if dense else 0.0, "dense": dense, "sparse": sparse,
+            "saving": dense / sparse if sparse else 1.0}
 
 
 def table(density: float = 0.10) -> str:

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import torch
 
+from suite.spec import resolve
+from suite.techniques import softmax_online
+
 
 def probe(fn, case, device: str, seed: int) -> list[dict]:
     """rescale_frac and max_grew_frac rows for variants with THRESH > 0; nothing for the others."""
     variant = getattr(fn, "keywords", {})  # exp, degree, thresh of a Triton variant
     if not variant.get("thresh", 0) > 0:
         return []
-    from suite.spec import resolve
-    from suite.techniques.softmax_online.common import launch
-
-    from suite.techniques import softmax_online
+    from suite.techniques.softmax_online.common import launch  # lazily: it imports triton
 
     inputs = resolve(softmax_online.TECHNIQUE.make_inputs)(case.params, seed, device)
     out = resolve(softmax_online.TECHNIQUE.empty_output)(case.params, device)

@@ -3,17 +3,16 @@ from __future__ import annotations
 
 import torch
 
-from suite.spec import resolve
 from suite.lib.block_sparse import budget_counts, dense_block_mask, topk_blocks
 from suite.lib.selectors import block_mass, select
+from suite.spec import resolve
+from suite.techniques.sparse_selectors import TECHNIQUE
 
 
 def probe(fn, case, device: str, seed: int) -> list[dict]:
     """recall (selected blocks among the exact top-k) and mass_recall (true attention mass
     captured / mass the exact top-k captures), on one fresh seed; the selector's own time is
     the technique's latency_ms."""
-    from suite.techniques.sparse_selectors import TECHNIQUE
-
     name = fn.keywords["selector"]  # the variant: the mask with its selector bound
     inp = resolve(TECHNIQUE.make_inputs)(case.params, seed + 20_000, device)
     q, k, blk, dens = inp["q"], inp["k"], inp["block"], inp["density"]
