@@ -72,3 +72,11 @@ def ratio_cancels(analog: float | None) -> Projection:
 def no_datasheet(analog: float | None) -> Projection:
     """Pre-release hardware: no datasheet rates to project from."""
     return none_possible("no published datasheet rates for this hardware in our table")
+
+
+def fp4_over_fp8_b200(analog: float | None) -> Projection:
+    """B200 dense FP4 / FP8 tensor-core rate from its datasheet: what the claim would read there."""
+    fp4, fp8 = rate("B200", "fp4").value, rate("B200", "fp8").value
+    return Projection(fp4 / fp8, "x", f"B200 datasheet dense FP4 {fp4:g} / FP8 {fp8:g} TFLOP/s = "
+                      f"{fp4 / fp8:.2f}x (datasheet peaks, not a measurement; no FP4 tensor cores on "
+                      "the H200 to measure)", (cite("B200", "fp4"), cite("B200", "fp8")))

@@ -60,6 +60,6 @@ TECHNIQUE = Technique(
     metrics=(LATENCY, TFLOPS, REL_ERR),
     flops=_flops,
     bytes=_bytes,
-    smoke=("cublas_bf16", "triton_w4a16", "triton_dequant_cublas"),
+    smoke=("cublas_bf16", "triton_w4a16"),
     claims=("w4a16_fused_beats_unfused", "marlin_near_4x_to_batch_16"),
 )
