@@ -17,7 +17,7 @@ CLAIMS = (
                    cpu_ok=True),
           technique=T,
           quantity="share of nonzero values per-tensor INT4 (4 bits + one fp32 scale) decodes to zero, "
-                   "on 1024x4096 weight and activation tensors with 1 in 256 channels scaled x10 "
+                   "on weight and activation tensors of 1M-4M values with 1 in 256 channels scaled x10 "
                    "(weights) or x50 (activations); the lesser of the two",
           note="on Gaussian tensors without outliers per-tensor INT4 keeps most values (docs/formats.md); "
                "the claim is about the outlier the page describes"),

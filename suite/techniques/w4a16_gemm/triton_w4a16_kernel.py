@@ -19,7 +19,7 @@ from suite.lib.triton_round import round_bf16
 def w4a16_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
                  sam, sak, sqk, sqn, ssg, ssn, scm, scn, M_BUCKET,
                  GROUP: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-                 SPLIT_K: tl.constexpr, UPCAST: tl.constexpr):
+                 SPLIT_K: tl.constexpr, BIAS: tl.constexpr, UPCAST: tl.constexpr):
     pid_n = tl.program_id(0)
     pid_m = tl.program_id(1)
     pid_k = tl.program_id(2)
@@ -39,14 +39,26 @@ def w4a16_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
         words = tl.load(qw_ptr + (k0 // 8 + rw)[:, None] * sqk + rn[None, :] * sqn,
                         mask=((k0 // 8 + rw)[:, None] < K // 8) & (rn[None, :] < N), other=0)
         nib = (words[:, None, :] >> shifts[None, :, None]) & 0xF  # (BK/8, 8, BN)
-        q = tl.reshape(nib, (BK, BN)) - 8
+        codes = tl.reshape(nib, (BK, BN))  # q + 8, in 0..15
         # BK divides GROUP: one scale row per K step.
-        s = tl.load(s_ptr + (k0 // GROUP) * ssg + rn * ssn, mask=rn < N, other=0.0)
-        w = q.to(tl.float32) * s.to(tl.float32)[None, :]  # rounded to bf16 as dequantize-to-bf16 does
-        if UPCAST:  # the interpreter's bf16 dot is wrong (and its cast truncates); bf16 products are exact in fp32
-            acc += tl.dot(a.to(tl.float32), round_bf16(w), input_precision="ieee")
+        s = tl.load(s_ptr + (k0 // GROUP) * ssg + rn * ssn, mask=rn < N, other=0.0).to(tl.float32)
+        if BIAS:
+            # 0x4300 | c is the bf16 bit pattern of 128 + c (7 mantissa bits hold c): bf16 weights
+            # q + 136 with no conversion instruction. a @ (q + 136) - 136 * rowsum(a) = a @ q,
+            # exact products; the group scale multiplies the step's partial product.
+            if UPCAST:  # the interpreter's bf16 dot is wrong; these products are exact in fp32
+                p = tl.dot(a.to(tl.float32), (codes + 128).to(tl.float32), input_precision="ieee")
+            else:
+                p = tl.dot(a, (codes | 0x4300).to(tl.int16).to(tl.bfloat16, bitcast=True))
+            acc += (p - 136.0 * tl.sum(a.to(tl.float32), 1)[:, None]) * s[None, :]
         else:
-            acc += tl.dot(a, w.to(tl.bfloat16))
+            # 0x4B000000 | c is the fp32 bit pattern of 2^23 + c: q in fp32 by one add, no I2F.
+            q = (codes | 0x4B000000).to(tl.float32, bitcast=True) - 8388616.0
+            w = q * s[None, :]  # rounded to bf16 below, as dequantize-to-bf16 does
+            if UPCAST:  # the interpreter's bf16 dot is wrong (and its cast truncates)
+                acc += tl.dot(a.to(tl.float32), round_bf16(w), input_precision="ieee")
+            else:
+                acc += tl.dot(a, w.to(tl.bfloat16))
     c_mask = (rm[:, None] < M) & (rn[None, :] < N)
     c_ptrs = c_ptr + rm[:, None] * scm + rn[None, :] * scn
     if SPLIT_K == 1:
@@ -65,21 +77,26 @@ def w4a16_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
             tl.atomic_xchg(lock_ptr + tile, 0)  # ready for the next call
 
 
-def _cfg(bm, bn, bk, split, warps, stages) -> triton.Config:
-    return triton.Config({"BM": bm, "BN": bn, "BK": bk, "SPLIT_K": split}, num_warps=warps, num_stages=stages)
+def _cfg(bm, bn, bk, split, warps, stages, bias=True) -> triton.Config:
+    return triton.Config({"BM": bm, "BN": bn, "BK": bk, "SPLIT_K": split, "BIAS": bias},
+                         num_warps=warps, num_stages=stages)
 
 
 # Small M: the GEMM streams N*K/2 bytes of weights, so the configs trade tile width against
-# programs in flight (split-K fills 132 SMs when N / BN alone does not).
+# programs in flight (split-K fills 132 SMs when N / BN alone does not); the unpacking must keep up
+# with HBM, hence the bias path (integer ops only per weight, the scale on the 16-row product).
 SMALL_M = [_cfg(bm, bn, bk, sp, w, st) for bm in (16, 64)
            for bn, bk, sp, w, st in ((64, 128, 1, 4, 4), (64, 128, 2, 4, 4), (64, 128, 4, 4, 4),
                                      (32, 128, 4, 4, 4), (128, 128, 2, 4, 4), (128, 128, 4, 8, 3),
                                      (64, 64, 8, 4, 4), (32, 128, 8, 4, 3))]
-LARGE_M = [_cfg(128, 128, 64, 1, 8, 3), _cfg(128, 256, 64, 1, 8, 3), _cfg(64, 128, 64, 1, 4, 4),
-           _cfg(128, 128, 128, 1, 8, 3)]
+# Large M: the per-step scaling of the bias path costs BM x BN per step, the converted weights
+# BK x BN shared by all BM rows; the autotuner picks.
+LARGE_M = [_cfg(bm, bn, bk, 1, w, st, bias) for bias in (True, False)
+           for bm, bn, bk, w, st in ((128, 128, 128, 8, 3), (128, 256, 64, 8, 3), (64, 128, 128, 4, 4),
+                                     (256, 128, 64, 8, 3))]
 # Under the interpreter (no autotuning there): split-K at small M, so CI runs both paths.
-INTERP_SMALL_M = {"BM": 16, "BN": 32, "BK": 64, "SPLIT_K": 2}
-INTERP_LARGE_M = {"BM": 32, "BN": 32, "BK": 64, "SPLIT_K": 1}
+INTERP_SMALL_M = {"BM": 16, "BN": 32, "BK": 64, "SPLIT_K": 2, "BIAS": True}
+INTERP_LARGE_M = {"BM": 32, "BN": 32, "BK": 64, "SPLIT_K": 1, "BIAS": False}
 
 
 def _prune(configs, named_args, **kwargs):
@@ -108,7 +125,9 @@ def scratch(m: int, n: int, device) -> tuple[torch.Tensor, torch.Tensor]:
 
 def launch(out, a, qweight, scales, kernel=None, **config) -> None:
     """out (M,N) bf16 = a (M,K) bf16 @ W^T, W (N,K) = int4 codes of qweight (K/8, N) int32 x
-    scales (K/G, N) fp16; `kernel` an autotuned variant, or the plain kernel with `config` given."""
+    scales (K/G, N) fp16; `kernel` an autotuned variant, or the plain kernel with `config` given.
+    config BIAS: bf16 weights q + 136 built from the code bits, the scale on each step's partial
+    product; else q * s in fp32 rounded to bf16 (the unfused path's very weights)."""
     m, k = a.shape
     n = qweight.shape[1]
     group = k // scales.shape[0]
