@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from ci.detect_core import PeltSettings, pelt_changes
 from ci.gate_mutes import matching_mute
-from ci.gate_stats import metric_kind
+from db.verdict import metric_kind
 from db.series import Point, SeriesKey, all_series
 
 console = Console(stderr=True)

@@ -10,12 +10,14 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from ci.gate_compare import SEVERITY, SeriesVerdict, judge, pair_rows
+from ci.gate_compare import SEVERITY, SeriesVerdict, pair_rows
 from ci.gate_mutes import active_mutes, matching_mute
 from ci.gate_refs import RefError, RunData, resolve
-from ci.gate_stats import Thresholds, compare_samples
+from db.verdict import Thresholds, judge
+from db.verdict.judge import samples_comparison, settle
 
 console = Console(stderr=True)
+TIMED = ("timing", "throughput")
 
 
 @dataclass
@@ -39,7 +41,7 @@ class GateResult:
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for v in self.verdicts:
-            out[v.status] = out.get(v.status, 0) + 1
+            out[v.label] = out.get(v.label, 0) + 1
         return out
 
     def ordered(self) -> list[SeriesVerdict]:
@@ -56,19 +58,13 @@ def _worse(v: SeriesVerdict) -> Optional[float]:
 
 def _rejudge(v: SeriesVerdict, base: dict, cand: dict, fresh: dict, th: Thresholds) -> None:
     """Decide an ambiguous timing series on the pooled original and fresh candidate samples."""
-    pooled = list(cand.get("samples") or []) + list(fresh.get("samples") or [])
-    th = th.for_protocol(v.key.protocol)
-    c = compare_samples(base.get("samples") or [], pooled, v.direction, th)
+    pooled = {**cand, "samples": list(cand.get("samples") or []) + list(fresh.get("samples") or [])}
+    c = samples_comparison(base, pooled, v.direction, th)
     first = v.reason
     v.change, v.ci, v.p_value = c.change, (c.ci_low, c.ci_high), c.p_value
     v.candidate_value, v.n_candidate = c.median_candidate, c.n_candidate
     v.remeasured = True
-    if c.outcome in ("regressed", "improved", "stable"):
-        v.status = c.outcome
-    else:  # still ambiguous: decide on significance and the point estimate
-        sig = c.p_value < th.alpha
-        v.status = ("regressed" if sig and c.worse >= th.min_effect else
-                    "improved" if sig and c.worse <= -th.min_effect else "stable")
+    v.status = settle(c, th.for_protocol(v.key.protocol))
     v.ambiguous = False
     v.reason = (f"re-measured ({len(fresh.get('samples') or [])} fresh samples pooled): median change "
                 f"{c.change:+.2%}, 95% CI {c.ci_low:+.1%}..{c.ci_high:+.1%}, p={c.p_value:.2g}; first: {first}")
@@ -76,8 +72,7 @@ def _rejudge(v: SeriesVerdict, base: dict, cand: dict, fresh: dict, th: Threshol
 
 def _confirm(v: SeriesVerdict, base: dict, fresh: dict, th: Thresholds) -> None:
     """A timing regression stands only if the fresh candidate samples alone regress too."""
-    c = compare_samples(base.get("samples") or [], fresh.get("samples") or [], v.direction,
-                        th.for_protocol(v.key.protocol))
+    c = samples_comparison(base, fresh, v.direction, th)
     first = f"first measurement {v.change:+.1%} (p={v.p_value:.2g})"
     v.remeasured = True
     if c.outcome == "regressed":
@@ -97,7 +92,7 @@ def _apply_remeasure(result: GateResult, pairs_by_key: dict, cand: RunData, th: 
 
     subjects = set()
     for v in result.verdicts:
-        if v.ambiguous or v.flags or (v.kind == "timing" and v.status in ("improved", "regressed")):
+        if v.ambiguous or v.flags or (v.kind in TIMED and v.status in ("improved", "regressed")):
             subjects.add(v.key.subject[:3])
     if not subjects:
         result.remeasure_note = "nothing needed re-measuring"
@@ -128,9 +123,9 @@ def _apply_remeasure(result: GateResult, pairs_by_key: dict, cand: RunData, th: 
         if any(f.startswith("suspicious speedup") for f in v.flags):
             v.flags.append("correctness re-checked on fresh inputs: passes")
         base, cand_row = pairs_by_key[v.key]
-        if v.ambiguous and v.kind == "timing":
+        if v.ambiguous and v.kind in TIMED:
             _rejudge(v, base, cand_row, fresh, th)
-        elif v.kind == "timing" and v.status == "regressed":
+        elif v.kind in TIMED and v.status == "regressed":
             _confirm(v, base, fresh, th)
         else:
             v.remeasured = True
@@ -143,7 +138,7 @@ def run_gate(baseline: RunData, candidate: RunData, th: Thresholds = Thresholds(
     pairs, dropped = pair_rows(baseline, candidate)
     verdicts, by_key = [], {}
     for key, base, cand, other_machine in pairs:
-        v = judge(key, base, cand, th, other_machine)
+        v = judge(base, cand, th, key, other_machine)
         v.muted = matching_mute(key, list(mutes))
         verdicts.append(v)
         by_key[key] = (base, cand)
@@ -176,6 +171,9 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", "-b", help="run id,
              min_effect: float = typer.Option(0.05, "--min-effect", help="minimum relative change of medians"),
              host_min_effect: float = typer.Option(0.25, "--host-min-effect",
                                                    help="minimum change for CPU / pytest-benchmark timings"),
+             gate_host_timings: bool = typer.Option(False, "--gate-host-timings",
+                                                    help="let host-timer (CPU) timings fail the gate; "
+                                                         "by default they are shown, never blocking"),
              remeasure: bool = typer.Option(False, "--remeasure", help="re-run ambiguous/suspicious series here"),
              store: bool = typer.Option(False, "--store", help="store the report in the database")) -> None:
     """Gate a candidate against a baseline: exit 1 on any regression or new failure."""
@@ -186,7 +184,8 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", "-b", help="run id,
     except (RefError, ValueError) as exc:
         console.print(f"[red]gate:[/red] {exc}")
         raise typer.Exit(2)
-    th = Thresholds(alpha=alpha, min_effect=min_effect, host_min_effect=host_min_effect)
+    th = Thresholds(alpha=alpha, min_effect=min_effect, host_min_effect=host_min_effect,
+                    gate_host_timings=gate_host_timings)
     result = run_gate(base, cand, th, active_mutes(db), remeasure)
     report = to_json(result)
     md = to_markdown(result)

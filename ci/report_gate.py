@@ -6,7 +6,7 @@ from collections import defaultdict
 from ci.gate_compare import SEVERITY, SeriesVerdict
 
 ICON = {"regressed": "🔴", "failed correctness": "❌", "errored": "💥", "improved": "🟢", "stable": "⚪",
-        "insufficient data": "❔", "missing baseline": "➖"}
+        "expected failure": "🔹", "insufficient data": "❔", "missing baseline": "➖"}
 
 
 def _num(x, unit: str = "") -> str:
@@ -27,7 +27,13 @@ def _change(v: SeriesVerdict) -> str:
 
 def _spread(v: SeriesVerdict, side: str) -> str:
     value = v.baseline_value if side == "b" else v.candidate_value
-    return _num(value, v.unit)
+    k = v.k_baseline if side == "b" else v.k_candidate
+    n = v.n_baseline if side == "b" else v.n_candidate
+    return _num(value, v.unit) + (f" ({k}/{n})" if k is not None else "")
+
+
+def _bad(v: SeriesVerdict) -> bool:
+    return (v.status == "regressed" and v.gated) or v.status in ("failed correctness", "errored")
 
 
 def shape_groups(verdicts: list[SeriesVerdict]) -> list[dict]:
@@ -39,13 +45,12 @@ def shape_groups(verdicts: list[SeriesVerdict]) -> list[dict]:
     out = []
     for (tech, impl), cases in sorted(groups.items()):
         worst = {c: min(vs, key=lambda v: SEVERITY.get(v.status, 99)) for c, vs in sorted(cases.items())}
-        bad = [v for v in worst.values() if v.status in ("regressed", "failed correctness", "errored")]
+        bad = [v for v in worst.values() if _bad(v)]
         good = [v for v in worst.values() if v.status in ("stable", "improved")]
         entry = {"technique": tech, "impl": impl, "cases": len(worst),
                  "by_case": {c: v.status for c, v in worst.items()},
                  "bad_cases": [v.key.case_id for v in bad],
-                 "bad_metrics": sorted({v.key.metric for vs in cases.values() for v in vs
-                                        if v.status in ("regressed", "failed correctness", "errored")}),
+                 "bad_metrics": sorted({v.key.metric for vs in cases.values() for v in vs if _bad(v)}),
                  "where": _separating_param(bad, good) if bad and good else None}
         out.append(entry)
     return out
@@ -78,13 +83,25 @@ def _row(v: SeriesVerdict) -> str:
     tag = f" ({', '.join(tags)})" if tags else ""
     p = "—" if v.p_value is None else (f"{v.p_value:.2g}" if v.p_value > 0 else "<1e-300")
     reason = v.reason.replace("|", "\\|").replace("\n", " ")[:180]
-    return (f"| {ICON.get(v.status, '')} {v.status}{tag} | `{v.key.technique}/{v.key.impl}` | `{v.key.case_id}` | "
+    return (f"| {ICON.get(v.status, '') if v.gated else '⚪'} {v.label}{tag} | `{v.key.technique}/{v.key.impl}` | `{v.key.case_id}` | "
             f"{v.key.metric} | {_spread(v, 'b')} | {_spread(v, 'c')} | {_change(v)} | {p} | "
             f"{v.n_baseline}/{v.n_candidate} | {reason} |")
 
 
 HEADER = ("| status | technique/impl | case | metric | baseline | candidate | change [95% CI] | p | n b/c | why |\n"
           "|---|---|---|---|---|---|---|---|---|---|")
+
+
+def rules_line(th) -> str:
+    """The verdict's rules in one sentence, with the thresholds in force."""
+    host = ("host-timer (CPU) timings gate too (--gate-host-timings)" if th.gate_host_timings else
+            "host-timer (CPU) timings are shown, never blocking")
+    return (f"timings and throughputs: two-sided Mann-Whitney U on raw samples, p < {th.alpha}, and a median change "
+            f"of at least {th.min_effect:.0%} ({th.host_min_effect:.0%} for host timers; {host}), shown with a 95% "
+            f"CI of the median ratio. Errors must stay within the stored tolerance or bound. Quality "
+            f"fractions (recall, needle hits, *_frac) are k of n: Fisher's exact test p < {th.alpha} and an absolute "
+            f"change of at least {th.quality_min_effect:g}; needle grids pooled per selector and context. Expected "
+            "failures and probe points are listed, never blocking. Regressions are never netted against improvements.")
 
 
 def to_markdown(result) -> str:
@@ -96,9 +113,7 @@ def to_markdown(result) -> str:
     lines = [f"## KernelWatch gate: {head}", "",
              f"- baseline: {result.baseline.describe()}", f"- candidate: {result.candidate.describe()}",
              "- " + ", ".join(f"{ICON.get(s, '')} {n} {s}" for s, n in sorted(counts.items(), key=lambda x: SEVERITY.get(x[0], 99))),
-             f"- timing: two-sided Mann-Whitney U on raw samples, p < {th.alpha}, and a median change of at least "
-             f"{th.min_effect:.0%} ({th.host_min_effect:.0%} for CPU/host timers); change shown with a 95% bootstrap CI of the median ratio. Errors must stay "
-             "within the stored tolerance; recall may not fall. Regressions are never netted against improvements.",
+             "- rules (db/verdict): " + rules_line(th),
              f"- re-measuring: {result.remeasure_note}", ""]
     if blocking:
         lines += [f"### Blocking ({len(blocking)})", "", HEADER] + [_row(v) for v in blocking] + [""]
@@ -140,10 +155,12 @@ def to_json(result) -> dict:
             "candidate": {"ref": result.candidate.ref, "run_id": result.candidate.run_id,
                           "origin": result.candidate.origin, "hardware_key": result.candidate.hardware_key,
                           "software_key": result.candidate.software_key},
-            "settings": {"test": "mann-whitney-u two-sided (scipy)", "alpha": result.thresholds.alpha,
+            "settings": {"test": "mann-whitney-u two-sided (normal approximation, tie-corrected)", "count_test": "fisher-exact (scipy)",
+                         "alpha": result.thresholds.alpha,
+                         "quality_min_effect": result.thresholds.quality_min_effect,
+                         "gate_host_timings": result.thresholds.gate_host_timings,
                          "min_effect": result.thresholds.min_effect,
-                         "host_min_effect": result.thresholds.host_min_effect, "ci": "95% percentile bootstrap of median ratio",
-                         "bootstrap": result.thresholds.bootstrap,
+                         "host_min_effect": result.thresholds.host_min_effect, "ci": "95% distribution-free CI of the median ratio (Price & Bonett 2002)",
                          "suspicious_speedup": result.thresholds.suspicious_speedup},
             "counts": result.counts(), "remeasure": result.remeasure_note,
             "blocking": [v.key.label() for v in result.ordered() if v.blocking],

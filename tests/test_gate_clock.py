@@ -1,7 +1,7 @@
 """The gate flags a series whose GPU clock fell while it was measured (real H200 runs, throttled)."""
 import json
 
-from ci.gate_compare import clock_drop
+from db.verdict import clock_drop
 from tests.conftest import ROOT, kwatch
 
 REPEATS = ROOT / "results/h200/repeats"

@@ -1,31 +1,27 @@
 """An implementation kept because it is known to fail correctness is reported but never blocks."""
-from ci.gate_compare import Thresholds, judge
-from db.series import SeriesKey
+from db.verdict import judge
 
-KEY = SeriesKey("gemm_fp32_emulation", "cublas_bf16x9_kcat", "m8192n8192k8192", "rel_err", "hw", "sw")
-
-
-def row(status, stats):
-    return {"status": status, "stats": stats, "error": "rel_err 8.5e-05 > tolerance", "value": 8.5e-5,
+def row(status, stats, impl="cublas_bf16x9_kcat"):
+    return {"technique": "gemm_fp32_emulation", "impl": impl, "case": "m8192n8192k8192", "metric": "rel_err",
+            "status": status, "stats": stats, "error": "rel_err 8.5e-05 > tolerance", "value": 8.5e-5,
             "unit": "1", "direction": "lower", "params": {}, "samples": []}
 
 
 def test_expected_failure_is_not_a_new_failure():
-    v = judge(KEY, None, row("failed_correctness", {"expected_failure": "fast and wrong"}), Thresholds())
-    assert v.status == "failed correctness" and not v.new_failure
+    v = judge(None, row("failed_correctness", {"expected_failure": "fast and wrong"}))
+    assert v.status == "expected failure" and not v.new_failure and not v.blocking
     assert v.reason.startswith("expected (fast and wrong)")
 
 
 def test_unexpected_failure_blocks():
-    key = SeriesKey("gemm_fp32_emulation", "cublas_fp32", "m8192n8192k8192", "rel_err", "hw", "sw")
-    v = judge(key, row("ok", {}), row("failed_correctness", {}), Thresholds())
-    assert v.status == "failed correctness" and v.new_failure
+    v = judge(row("ok", {}, "cublas_fp32"), row("failed_correctness", {}, "cublas_fp32"))
+    assert v.status == "failed correctness" and v.new_failure and v.blocking
 
 
 def test_rows_written_before_the_flag_take_it_from_the_suite():
     """Result files older than stats.expected_failure: the suite's Impl.expect_failure decides."""
-    v = judge(KEY, None, row("failed_correctness", {}), Thresholds())
-    assert not v.new_failure and v.reason.startswith("expected (fast and wrong")
+    v = judge(None, row("failed_correctness", {}))
+    assert v.status == "expected failure" and not v.new_failure and v.reason.startswith("expected (fast and wrong")
 
 
 def test_the_two_committed_h200_gemm_runs_pass_the_gate(tmp_path):

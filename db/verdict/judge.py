@@ -1,0 +1,255 @@
+"""`judge(baseline, candidate) -> Verdict`: the one decision on a series, used by the gate, the
+nightly report and every dashboard page. Rows are result-file rows (dicts as in the result file)."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional
+
+from db.verdict import rules as R
+from db.verdict.counts import counts_of
+from db.verdict.stats import Comparison, compare_counts, compare_rates, compare_samples
+from suite.registry import known_failure
+
+
+@dataclass
+class Verdict:
+    """The decision on one series, with its figures and the reasons."""
+
+    status: str
+    kind: str
+    unit: str = ""
+    direction: str = "lower"
+    params: dict = field(default_factory=dict)
+    key: Any = None  # db.series.SeriesKey where the caller has one
+    baseline_value: Optional[float] = None
+    candidate_value: Optional[float] = None
+    change: Optional[float] = None  # (candidate - baseline) / baseline
+    ci: Optional[tuple[float, float]] = None  # 95% CI of change
+    p_value: Optional[float] = None
+    n_baseline: int = 0  # samples, or trials (n) of a quality fraction
+    n_candidate: int = 0
+    k_baseline: Optional[int] = None  # successes of a quality fraction
+    k_candidate: Optional[int] = None
+    bound: Optional[float] = None  # absolute bound of an error metric
+    reason: str = ""
+    gated: bool = True  # False: shown, never blocking (host-timer timings unless asked)
+    new_failure: bool = False
+    muted: Optional[dict] = None
+    remeasured: bool = False
+    flags: list[str] = field(default_factory=list)
+    ambiguous: bool = False
+
+    @property
+    def blocking(self) -> bool:
+        """Does this series fail the gate (a gated regression or a new failure, not muted)?"""
+        if self.muted:
+            return False
+        return (self.status == R.REGRESSED and self.gated) or self.new_failure
+
+    @property
+    def label(self) -> str:
+        """The status as shown: a change that does not gate says so."""
+        if not self.gated and self.status in (R.REGRESSED, R.IMPROVED):
+            return f"{self.status} (host timer, not gated)"
+        return self.status
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["key"] = self.key.as_dict() if hasattr(self.key, "as_dict") else self.key
+        d["blocking"], d["label"] = self.blocking, self.label
+        return d
+
+
+def _finite(x) -> Optional[float]:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
+
+
+def expected_failure(row: dict) -> str:
+    """Why a failed row is expected ("" when it is not): a known-wrong implementation or a probe point."""
+    st = row.get("stats") or {}
+    if st.get("expected_failure"):
+        return str(st["expected_failure"])
+    if st.get("probe"):
+        return "probe point: its failed correctness is a measurement"
+    return known_failure(row["technique"], row["impl"], row["case"])
+
+
+def error_bound(row: Optional[dict]) -> Optional[float]:
+    """The absolute bound of an error row: its stored tolerance (None where none is stored, as on
+    probe points, whose error is a measurement)."""
+    return _finite(((row or {}).get("stats") or {}).get("tolerance"))
+
+
+def clock_drop(row: dict, tolerance: float = R.Thresholds.clock_drop) -> Optional[tuple[float, float]]:
+    """(clock before, clock after) in MHz when the SM clock fell by more than `tolerance` while the
+    row was measured (power or thermal throttling), else None. Rows without clocks (CPU) give None."""
+    st = row.get("stats") or {}
+    before, after = _finite(st.get("sm_clock_before_mhz")), _finite(st.get("sm_clock_after_mhz"))
+    if before and after and after < before * (1 - tolerance):
+        return before, after
+    return None
+
+
+def apply(v: Verdict, c: Comparison) -> None:
+    """Copy a comparison's figures into the verdict."""
+    v.baseline_value, v.candidate_value = _finite(c.median_baseline), _finite(c.median_candidate)
+    v.change = _finite(c.change)
+    v.ci = (c.ci_low, c.ci_high) if _finite(c.ci_low) is not None else None
+    v.p_value = _finite(c.p_value)
+    v.n_baseline, v.n_candidate = c.n_baseline, c.n_candidate
+
+
+def samples_comparison(base: dict, cand: dict, direction: str, th: R.Thresholds) -> Comparison:
+    """The samples test with the thresholds of the rows' protocol."""
+    protocol = (cand.get("stats") or {}).get("protocol") or ""
+    t = th.for_protocol(protocol)
+    return compare_samples(base.get("samples") or [], cand.get("samples") or [], direction, t.alpha,
+                           t.min_effect, t.min_samples, t.run_cv(protocol))
+
+
+def settle(c: Comparison, th: R.Thresholds) -> str:
+    """The status of a samples comparison that must decide (pooled after re-measurement): an
+    ambiguous one is decided on significance and the point estimate."""
+    if c.outcome in (R.REGRESSED, R.IMPROVED, R.STABLE):
+        return c.outcome
+    sig = _finite(c.p_value) is not None and c.p_value < th.alpha
+    return (R.REGRESSED if sig and c.worse >= th.min_effect else
+            R.IMPROVED if sig and c.worse <= -th.min_effect else R.STABLE)
+
+
+def _timing(v: Verdict, base: dict, cand: dict, th: R.Thresholds) -> None:
+    protocol = (cand.get("stats") or {}).get("protocol") or ""
+    t = th.for_protocol(protocol)
+    c = samples_comparison(base, cand, v.direction, th)
+    apply(v, c)
+    v.ambiguous = c.outcome == "ambiguous"
+    if c.outcome == "insufficient":
+        v.status = R.INSUFFICIENT
+        v.reason = f"too few samples (baseline {c.n_baseline}, candidate {c.n_candidate}; need {t.min_samples})"
+    elif c.outcome == "ambiguous":
+        v.status = R.INSUFFICIENT
+        v.reason = (f"ambiguous: change {c.change:+.1%} (95% CI {c.ci_low:+.1%}..{c.ci_high:+.1%} with the "
+                    f"protocol's {t.run_cv(protocol):.1%} run-to-run spread, p={c.p_value:.2g}) neither clears nor "
+                    f"fails the {t.min_effect:.0%} effect; re-measure (--remeasure beside a runner)")
+    else:
+        v.status = c.outcome
+        v.reason = (f"Mann-Whitney U p={c.p_value:.2g}, median change {c.change:+.2%} "
+                    f"(needs p<{t.alpha}, >= {t.min_effect:.0%}, and a 95% CI clear of 0 with the protocol's "
+                    f"{t.run_cv(protocol):.1%} run-to-run spread)")
+    if R.host_timer(protocol) and not th.gate_host_timings:
+        v.gated = False
+        v.reason += "; host timer on a shared CPU: shown, not gated (--gate-host-timings gates it)"
+    mb, mc = c.median_baseline, c.median_candidate
+    if _finite(mb) and _finite(mc) and mb > 0 and mc > 0:
+        speedup = mb / mc if v.direction == "lower" else mc / mb
+        if speedup > th.suspicious_speedup:
+            v.flags.append(f"suspicious speedup {speedup:.1f}x (> {th.suspicious_speedup:.0f}x): "
+                           "correctness must be re-checked on fresh inputs")
+    for side, row in (("baseline", base), ("candidate", cand)):
+        drop = clock_drop(row, th.clock_drop)
+        if drop:
+            v.flags.append(f"SM clock fell during the {side}'s measurement ({drop[0]:.0f} -> {drop[1]:.0f} MHz): "
+                           "the GPU throttled, so part of a difference may be the clock, not the code")
+
+
+def _error(v: Verdict, base: dict, cand: dict) -> None:
+    b, c = _finite(base.get("value")), _finite(cand.get("value"))
+    v.baseline_value, v.candidate_value = b, c
+    v.n_baseline, v.n_candidate = len(base.get("samples") or []), len(cand.get("samples") or [])
+    if b is not None and c is not None and b > 0:
+        v.change = (c - b) / b
+    bound = error_bound(cand)
+    v.bound = bound if bound is not None else error_bound(base)
+    if v.bound is None:
+        v.status = R.STABLE if b == c else R.INSUFFICIENT
+        v.reason = ("unchanged; no tolerance or bound stored" if b == c else
+                    "no tolerance or bound stored: the error is shown, not judged")
+    elif c > v.bound:
+        v.status, v.reason = R.FAILED, f"error {c:.3g} exceeds the bound {v.bound:.3g}"
+        v.new_failure = b is None or b <= v.bound
+    else:
+        v.status, v.reason = R.STABLE, f"error {c:.3g} within the bound {v.bound:.3g}"
+
+
+def _fraction(v: Verdict, base: dict, cand: dict, th: R.Thresholds) -> None:
+    b, c = _finite(base.get("value")), _finite(cand.get("value"))
+    v.baseline_value, v.candidate_value = b, c
+    v.change = (c - b) / b if b and c is not None else None
+    cb, cc = counts_of(base), counts_of(cand)
+    if cb is None or cc is None:
+        v.status = R.STABLE if b == c else R.INSUFFICIENT
+        v.reason = ("unchanged; n unknown" if b == c else
+                    f"{cand['metric']}: n unknown (no counts stored), so the change is shown, not judged")
+        return
+    (kb, nb), (kc, nc) = cb, cc
+    v.k_baseline, v.n_baseline, v.k_candidate, v.n_candidate = kb, nb, kc, nc
+    cmp = compare_counts(kb, nb, kc, nc, v.direction, th.alpha, th.quality_min_effect)
+    v.p_value, v.status = cmp.p_value, cmp.outcome
+    test = "Fisher's exact" if min(nb, nc) <= 100_000 else "two-proportion z"
+    v.reason = (f"{kb}/{nb} -> {kc}/{nc}: {test} p={cmp.p_value:.2g}, change {cmp.median_candidate - cmp.median_baseline:+.3g} "
+                f"(needs p<{th.alpha} and >= {th.quality_min_effect:g} absolute)")
+
+
+def _count(v: Verdict, base: dict, cand: dict, th: R.Thresholds) -> None:
+    b, c = _finite(base.get("value")), _finite(cand.get("value"))
+    v.baseline_value, v.candidate_value = b, c
+    if b is None or c is None:
+        v.status, v.reason = R.INSUFFICIENT, "a side has no count"
+        return
+    cmp = compare_rates(int(round(b)), int(round(c)), v.direction, th.alpha, th.count_min_effect)
+    v.change, v.p_value, v.status = _finite(cmp.change), cmp.p_value, cmp.outcome
+    v.reason = (f"count {b:g} -> {c:g}: exact Poisson test p={cmp.p_value:.2g} "
+                f"(needs p<{th.alpha} and >= {th.count_min_effect:.0%})")
+
+
+def _value(v: Verdict, base: dict, cand: dict) -> None:
+    b, c = _finite(base.get("value")), _finite(cand.get("value"))
+    v.baseline_value, v.candidate_value = b, c
+    v.change = (c - b) / b if b and c is not None else None
+    v.status = R.STABLE if b == c else R.INSUFFICIENT
+    v.reason = "unchanged" if b == c else "a single value without samples, counts or a bound: shown, not judged"
+
+
+def judge(baseline: Optional[dict], candidate: dict, th: R.Thresholds = R.Thresholds(), key: Any = None,
+          other_machine: bool = False) -> Verdict:
+    """The verdict on one candidate row against its baseline row (None when there is none)."""
+    cand, base = candidate, baseline
+    kind = R.metric_kind(cand["metric"], cand.get("unit", ""))
+    v = Verdict(R.STABLE, kind, cand.get("unit", ""), cand.get("direction", "lower"),
+                dict(cand.get("params") or {}), key)
+    base_ok = base is not None and base.get("status") == "ok"
+    has = lambda r: _finite(r.get("value")) is not None or bool(r.get("samples"))  # noqa: E731
+    if cand["status"] == "error":
+        v.status, v.reason = R.ERRORED, (cand.get("error") or "error")[:400]
+        v.new_failure = base is None or base.get("status") != "error"
+    elif cand["status"] == "failed_correctness":
+        why = expected_failure(cand)
+        v.status = R.EXPECTED if why else R.FAILED
+        v.reason = (f"expected ({why}): " if why else "") + (cand.get("error") or "failed correctness")
+        v.reason = v.reason[:400]
+        v.new_failure = not why and (base is None or base.get("status") != "failed_correctness")
+    elif cand["status"] == "skipped":
+        v.status, v.reason = R.INSUFFICIENT, f"skipped: {cand.get('error') or ''}"[:400]
+    elif not has(cand):
+        v.status, v.reason = R.INSUFFICIENT, "the candidate has no value"
+    elif base is None or base.get("status") == "skipped":
+        v.status = R.MISSING
+        v.reason = ("the baseline has this benchmark only on other hardware/software/protocol; not compared"
+                    if other_machine else "no baseline for this series" if base is None
+                    else f"the baseline skipped it: {base.get('error') or ''}"[:400])
+        v.candidate_value = _finite(cand.get("value"))
+    elif not base_ok:
+        v.status, v.reason = R.IMPROVED, f"baseline was {base.get('status')}, candidate passes"
+        v.candidate_value = _finite(cand.get("value"))
+    elif kind in (R.TIMING, R.THROUGHPUT):
+        _timing(v, base, cand, th)
+    elif kind == R.ERROR:
+        _error(v, base, cand)
+    elif kind == R.FRACTION:
+        _fraction(v, base, cand, th)
+    elif kind == R.COUNT:
+        _count(v, base, cand, th)
+    else:
+        _value(v, base, cand)
+    return v
