@@ -55,8 +55,11 @@ def health(url: str, runs: pd.DataFrame, tier: str) -> tuple[pd.DataFrame, pd.Da
         cmp = verdict.compare(base, cand)
         frames.append(cmp.assign(hardware=hardware, hardware_key=key))
     if not frames:
-        return pd.DataFrame(columns=verdict.ORDER), pd.DataFrame(columns=verdict.COLUMNS + ["hardware"])
+        return pd.DataFrame(columns=verdict.LABELS), pd.DataFrame(columns=verdict.COLUMNS + ["hardware", "hardware_key"])
     series = pd.concat(frames, ignore_index=True)
-    counts = (series.groupby(["hardware", "status"]).size().unstack(fill_value=0)
-              .reindex(columns=verdict.ORDER, fill_value=0))
-    return counts, verdict.sort_worst_first(series)
+    return counts(series), verdict.sort_worst_first(series)
+
+
+def counts(series: pd.DataFrame) -> pd.DataFrame:
+    """Series per hardware x label (a host-timer change that does not gate is its own column)."""
+    return series.groupby(["hardware", "label"]).size().unstack(fill_value=0).reindex(columns=verdict.LABELS, fill_value=0)

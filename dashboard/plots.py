@@ -9,8 +9,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 STATUS_COLORS = {"failed correctness": "#450a0a", "errored": "#7f1d1d", "regressed": "#dc2626",
-                 "improved": "#16a34a", "stable": "#94a3b8", "insufficient data": "#e2e8f0",
-                 "missing baseline": "#cbd5e1"}
+                 "improved": "#16a34a", "regressed (host timer, not gated)": "#fca5a5",
+                 "improved (host timer, not gated)": "#86efac", "stable": "#94a3b8", "expected failure": "#93c5fd",
+                 "insufficient data": "#e2e8f0", "missing baseline": "#cbd5e1"}
 
 
 def spread(samples, value) -> tuple[float, float, float, int]:

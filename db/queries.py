@@ -20,7 +20,7 @@ RUN_COLUMNS = ["run_id", "started_at", "tier", "reason", "source", "git_commit",
                "triton", "cuda", "driver", "hardware", "software"]
 CATALOG_COLUMNS = ["benchmark_id", "technique", "impl", "case_id", "metric", "unit", "direction"]
 POINT_COLUMNS = ["result_id", "benchmark_id", "technique", "impl", "case_id", "metric", "unit", "direction",
-                 "value", "status", "error", "protocol", "impl_version", "params", "samples", "tolerance", "run_id",
+                 "value", "status", "error", "protocol", "impl_version", "params", "samples", "tolerance", "stats", "run_id",
                  "started_at", "git_commit", "tier", "hardware_key", "software_key", "hardware", "software"]
 
 
@@ -114,14 +114,15 @@ def catalog(url: Optional[str] = None) -> pd.DataFrame:
     return _frame(url, stmt, CATALOG_COLUMNS)
 
 
-def _points_stmt(with_params: bool = False):
-    """Results with their benchmark, run and environment; `params` only when asked (JSON decoding is
-    most of a large page's time), and of `stats` only the accuracy tolerance."""
+def _points_stmt(with_params: bool = False, with_stats: bool = False):
+    """Results with their benchmark, run and environment; `params` and `stats` only when asked (JSON
+    decoding is most of a large page's time; the tolerance is always there)."""
     params = Result.params if with_params else null().label("params")
+    stats = Result.stats if with_stats else null().label("stats")
     return (select(Result.id, Result.benchmark_id, Benchmark.technique, Benchmark.impl, Benchmark.case_id,
                    Result.metric, Result.unit, Result.direction, Result.value, Result.status, Result.error,
                    Result.protocol, Result.impl_version, params, Result.samples,
-                   Result.stats["tolerance"].as_float(), Run.id, Run.started_at,
+                   Result.stats["tolerance"].as_float(), stats, Run.id, Run.started_at,
                    Run.git_commit, Run.tier, Environment.hardware_key, Environment.software_key,
                    Environment.gpu_name, Environment.cpu, Environment.torch, Environment.triton,
                    Environment.cuda, Environment.driver)
@@ -155,10 +156,10 @@ def series_points(url: Optional[str], benchmark_ids: Iterable[int], metric: str,
 
 
 def run_results(url: Optional[str], run_id: str) -> pd.DataFrame:
-    """Every result of one run: POINT_COLUMNS."""
+    """Every result of one run, with params and stats (what a verdict reads): POINT_COLUMNS."""
     if "results" not in tables(url):
         return pd.DataFrame(columns=POINT_COLUMNS)
-    return _points(url, _points_stmt().where(Result.run_id == run_id).order_by(Result.id))
+    return _points(url, _points_stmt(True, True).where(Result.run_id == run_id).order_by(Result.id))
 
 
 def _benchmark_ids(technique: str, param: Optional[str]):
@@ -183,11 +184,12 @@ def result_index(url: Optional[str], run_ids: Iterable[str]) -> pd.DataFrame:
 
 
 def results_by_id(url: Optional[str], ids: Iterable[int], chunk: int = 5000) -> pd.DataFrame:
-    """Full result rows (POINT_COLUMNS, without params) of the given result ids."""
+    """Full result rows (POINT_COLUMNS, with params and stats: what a verdict reads) of the given result ids."""
     ids = [int(i) for i in ids]
     if "results" not in tables(url) or not ids:
         return pd.DataFrame(columns=POINT_COLUMNS)
-    parts = [_points(url, _points_stmt().where(Result.id.in_(ids[i:i + chunk]))) for i in range(0, len(ids), chunk)]
+    parts = [_points(url, _points_stmt(True, True).where(Result.id.in_(ids[i:i + chunk])))
+             for i in range(0, len(ids), chunk)]
     return pd.concat(parts, ignore_index=True)
 
 

@@ -31,21 +31,11 @@ def test_cost_model_sparsity_cuts_prefill_only():
     assert predicted(1000, 100, 1.0)["saving"] == 1.0
 
 
-def test_mann_whitney_matches_scipy():
-    from scipy.stats import mannwhitneyu
-
-    rng = np.random.default_rng(1)
-    for n1, n2, shift in [(20, 20, 0.0), (50, 40, 0.03), (200, 10, 0.01), (30, 30, 0.1)]:
-        b = rng.normal(1, 0.1, n1).round(2)  # rounding makes ties
-        c = rng.normal(1 + shift, 0.1, n2).round(2)
-        assert verdict.mann_whitney_p(b, c) == pytest.approx(
-            mannwhitneyu(b, c, method="asymptotic").pvalue, rel=1e-9)
-
-
-def row(metric="latency_ms", value=1.0, samples=None, status="ok", direction="lower", impl="a", tol=None):
+def row(metric="latency_ms", value=1.0, samples=None, status="ok", direction="lower", impl="a", tol=None,
+        stats=None):
     return {"technique": "t", "impl": impl, "case_id": "c", "metric": metric, "protocol": "p", "unit": "ms",
             "direction": direction, "value": value, "samples": samples if samples is not None else [],
-            "tolerance": tol, "status": status, "error": None, "benchmark_id": 1}
+            "tolerance": tol, "stats": stats, "status": status, "error": None, "benchmark_id": 1}
 
 
 def frame(*rows):
@@ -75,14 +65,18 @@ def test_compare_timing_statuses():
 
 def test_compare_error_recall_failures_and_order():
     base = frame(row("rel_err", 1e-7, [1e-7] * 3), row("recall", 1.0, direction="higher", impl="r"),
+                 row("recall", 0.96, direction="higher", impl="k", stats={"k": 960, "n": 1000}),
                  row("rel_err", 1e-7, impl="tol"), row(samples=[1.0] * 10, impl="gone"),
                  row(samples=[1.0] * 10, impl="err"))
     cand = frame(row("rel_err", 2e-7, [2e-7] * 3), row("recall", 0.9, direction="higher", impl="r"),
+                 row("recall", 0.5, direction="higher", impl="k", stats={"k": 500, "n": 1000}),
                  row("rel_err", 5e-6, impl="tol", tol=1e-6),
                  row(samples=[1.0] * 10, impl="new"), row(value=None, status="error", impl="err"))
     got = verdict.compare(base, cand).set_index("impl")
-    assert got.loc["a", "status"] == "regressed"  # error doubled, beyond x1.25
-    assert got.loc["r", "status"] == "regressed"  # recall may not fall
+    assert got.loc["a", "status"] == "insufficient data"  # no tolerance stored: shown, never a relative rule
+    assert got.loc["r", "status"] == "insufficient data"  # a fraction with n unknown is not judged on one value
+    assert got.loc["k", "status"] == "regressed"  # 960/1000 -> 500/1000 on the counts
+    assert got.loc["k", "k_candidate"] == 500 and got.loc["k", "n_candidate"] == 1000
     assert got.loc["tol", "status"] == "failed correctness"
     assert got.loc["new", "status"] == "missing baseline"
     assert got.loc["err", "status"] == "errored"
@@ -90,7 +84,7 @@ def test_compare_error_recall_failures_and_order():
     assert order.index("failed correctness") < order.index("errored") < order.index("regressed") \
         < order.index("missing baseline")
     c = verdict.counts(verdict.compare(base, cand))
-    assert c["regressed"] == 2 and c["stable"] == 0 and sum(c.values()) == 5
+    assert c["regressed"] == 1 and c["insufficient data"] == 2 and sum(c.values()) == 6
 
 
 @pytest.fixture

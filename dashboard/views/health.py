@@ -1,8 +1,11 @@
-"""Health page: regressed / improved / stable / failing series per hardware for the latest run of a tier."""
+"""Health page: per hardware, the latest runs of a tier judged series by series (db.verdict, as the gate)."""
+import pandas as pd
 import streamlit as st
 
-from dashboard import data, plots, verdict
+from dashboard import data, plots
+from dashboard.health import counts as count_labels
 from dashboard.health import health
+from db.verdict import COMPARED, FAILING
 
 st.header("Health")
 url = data.db_url()
@@ -20,35 +23,57 @@ techniques = sorted(series["technique"].unique()) if not series.empty else []
 chosen = st.multiselect("techniques (none: all)", techniques, key="health_tech")
 if chosen:
     series = series[series["technique"].isin(chosen)]
-    counts = (series.groupby(["hardware", "status"]).size().unstack(fill_value=0)
-              .reindex(columns=verdict.ORDER, fill_value=0))
+    counts = count_labels(series)
 st.caption("Each hardware's latest run of the tier (with its other runs of the 24 h before it), each series "
-           "against that series' previous result on the hardware, with the gate's rules (timings: Mann-Whitney p < 0.01 and a median change >= 5 %; errors: the "
-           "stored tolerance; recall: may not fall).")
+           "against that series' previous result on the hardware, judged by the gate's rules (db/verdict): "
+           "timings by Mann-Whitney p < 0.01 and a median change >= 5 % (host-timer timings shown, not gated), "
+           "errors against their stored tolerance, quality fractions as k of n by Fisher's exact test and a "
+           "change >= 0.05, needle grids pooled per selector and context.")
 st.plotly_chart(plots.status_bars(counts), key="health_bars")
 
-total = {s: int(counts[s].sum()) if s in counts else 0 for s in verdict.ORDER}
-cols = st.columns(4)
-cols[0].metric("regressed", total["regressed"])
-cols[1].metric("improved", total["improved"])
-cols[2].metric("stable", total["stable"])
-new = int(series["new_failure"].fillna(False).astype(bool).sum()) if not series.empty else 0
-cols[3].metric("failing", total["errored"] + total["failed correctness"], help=f"{new} of them new "
-               "(the series' previous result did not fail the same way)")
+gated = series["gated"].fillna(True).astype(bool) if not series.empty else pd.Series(dtype=bool)
+status = series["status"] if not series.empty else pd.Series(dtype=str)
+regressed = series[(status == "regressed") & gated]
+failing = series[status.isin(FAILING)]
+host = series[status.isin(["regressed", "improved"]) & ~gated]
+compared = int(status.isin(COMPARED).sum())
+cols = st.columns(5)
+cols[0].metric("regressed", len(regressed))
+cols[1].metric("improved", int(((status == "improved") & gated).sum()))
+cols[2].metric("stable", int((status == "stable").sum()))
+new = int(failing["new_failure"].fillna(False).astype(bool).sum()) if not failing.empty else 0
+cols[3].metric("failing", len(failing), help=f"{new} of them new (the series' previous result did not fail the same way)")
+cols[4].metric("host-timer changes", len(host), help="timings from host timers on a shared CPU: shown, never a failure")
+st.markdown(f"**{int((status == 'expected failure').sum())}** expected failures and probe points (measurements, "
+            f"not failing) · **{int(status.isin(['insufficient data', 'missing baseline']).sum())}** not compared "
+            "(no previous result, too few samples, or no counts or bound to judge by)")
 
-worst = series[series["status"].isin(verdict.FAILING + ("regressed",))]
+
+def _when(r, prefix: str = "") -> str:
+    if not isinstance(r.get(prefix + "run_id"), str):
+        return "—"
+    commit = r.get(prefix + "git_commit")
+    return (f"{pd.Timestamp(r[prefix + 'started_at']):%Y-%m-%d %H:%M} · "
+            f"{commit[:7] if isinstance(commit, str) and commit else 'no commit'}")
+
+
 st.subheader("Worst first")
-if worst.empty:
-    st.success("Nothing regressed or failing in the latest runs.")
+worst = pd.concat([failing, regressed, host])
+if compared == 0:
+    st.info(f"Nothing compared: none of the {len(series)} series of the latest {tier} runs has a previous result "
+            "it could be judged against, so nothing can be said about regressions yet.")
+elif regressed.empty and failing.empty:
+    st.success(f"{compared} series compared: nothing regressed or failing in the latest runs.")
 for r in worst.head(20).to_dict("records"):
     change = "" if r["rel_change"] != r["rel_change"] else f" {r['rel_change']:+.1%}"
-    known = " (also before)" if r["status"] in verdict.FAILING and not r["new_failure"] else ""
-    label = (f"{r['status']}{known}{change} · {r['hardware']} · {r['technique']} / {r['impl']} / "
-             f"{r['case_id']} · {r['metric']}")
+    known = " (also before)" if r["status"] in FAILING and not r["new_failure"] else ""
+    label = (f"{r['label']}{known}{change} · {r['hardware']} · {r['technique']} / {r['impl']} / "
+             f"{r['case_id']} · {r['metric']} · run {_when(r)} against {_when(r, 'baseline_')}")
     st.page_link("views/trends.py", label=label,
                  query_params={"technique": r["technique"], "impl": r["impl"], "case": r["case_id"],
                                "metric": r["metric"], "hw": r["hardware_key"]})
 with st.expander(f"all {len(series)} series"):
-    st.dataframe(series[["hardware", "status", "technique", "impl", "case_id", "metric", "baseline",
-                         "candidate", "rel_change", "p_value", "n_baseline", "n_candidate"]],
+    st.dataframe(series[["hardware", "label", "technique", "impl", "case_id", "metric", "baseline",
+                         "candidate", "rel_change", "p_value", "n_baseline", "n_candidate", "started_at",
+                         "git_commit", "baseline_started_at", "baseline_git_commit", "reason"]],
                  hide_index=True)
