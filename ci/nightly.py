@@ -16,33 +16,30 @@ from runners import cli as runners_cli
 console = Console(stderr=True)
 
 
-def failures_of(session, doc: dict) -> list[dict]:
-    """Errored / failed rows of this run; new when the same subject was ok in the previous run of the tier."""
-    from db.models import Benchmark, Result, Run
+def night_verdicts(session, doc: dict):
+    """This run judged series by series (db.verdict, as the gate) against the previous run of its tier
+    on the same hardware; with no previous run every series is "missing baseline" and failures are new."""
+    from ci.gate import run_gate
+    from ci.gate_refs import RunData, from_document
+    from db.models import Environment, Run
+    from db.series import run_document
 
-    run = doc["run"]
-    prev = session.scalar(select(Run.id).where(Run.tier == run["tier"], Run.id != run["id"],
-                                               Run.started_at < session.get(Run, run["id"]).started_at)
+    cur = from_document(doc["run"]["id"], doc, "database")
+    this = session.get(Run, doc["run"]["id"])
+    prev = session.scalar(select(Run.id).join(Environment, Environment.id == Run.environment_id)
+                          .where(Run.tier == doc["run"]["tier"], Run.id != this.id, Run.started_at < this.started_at,
+                                 Environment.hardware_key == cur.hardware_key)
                           .order_by(Run.started_at.desc()).limit(1))
-    prev_ok: set[tuple] = set()
-    if prev:
-        q = (select(Benchmark.technique, Benchmark.impl, Benchmark.case_id, Result.metric)
-             .join(Result, Result.benchmark_id == Benchmark.id).where(Result.run_id == prev, Result.status == "ok"))
-        prev_ok = {tuple(r) for r in session.execute(q)}
-    out = []
-    for r in doc["results"]:
-        if r["status"] in ("error", "failed_correctness"):
-            subj = (r["technique"], r["impl"], r["case"], r["metric"])
-            out.append({"series": "/".join(subj), "status": r["status"], "error": r["error"],
-                        "new": prev is None or subj in prev_ok})
-    return out
+    base = (from_document(prev, run_document(session, prev), "database") if prev else
+            RunData("none", "database", {}, [], cur.hardware_key, cur.software_key))
+    return run_gate(base, cur)
 
 
 def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[list[str]] = None) -> tuple[dict, int]:
     """Ingest a nightly document, detect, write nightly.md / nightly.html / nightly.json; (summary, exit code)."""
     from ci.detect import detect
     from ci.detect_core import PeltSettings
-    from ci.report_nightly import new_histories, summarize, to_html, to_markdown, too_noisy
+    from ci.report_nightly import new_histories, run_dates, summarize, to_html, to_markdown, too_noisy
     from db.engine import open_db
     from db.ingest import ingest_doc
     from db.series import all_series
@@ -53,12 +50,12 @@ def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[li
     console.print(f"[bold]ingested[/bold] run {doc['run']['id']}")
     with factory() as s, s.begin():
         changes = detect(s, doc["run"]["tier"], techniques)
-        failures = failures_of(s, doc)
+        verdicts = night_verdicts(s, doc)
     console.print(f"[bold]detected[/bold] {len(changes)} change points")
     with factory() as s:
         series = all_series(s, doc["run"]["tier"], techniques or None, with_samples=False)
-    summary = summarize(doc, changes, failures, too_noisy(series),
-                        new_histories(series, doc["run"]["id"], PeltSettings().min_nights))
+    summary = summarize(doc, changes, verdicts, too_noisy(series),
+                        new_histories(series, doc["run"]["id"], PeltSettings().min_nights), run_dates(series))
     md = to_markdown(summary)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "nightly.md").write_text(md)
@@ -66,7 +63,8 @@ def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[li
     (out_dir / "nightly.json").write_text(json.dumps(
         {"run_id": doc["run"]["id"], "counts": summary["counts"],
          "new_regressions": [c.as_dict() for c in summary["new_regressions"]],
-         "alerting": [c.as_dict() for c in summary["alerting"]], "failures": failures,
+         "alerting": [c.as_dict() for c in summary["alerting"]], "failures": summary["failures"],
+         "expected_failures": summary["expected"], "against_previous": summary["night"],
          "too_noisy": summary["too_noisy"], "new_histories": summary["new_histories"]}, indent=1, default=str))
     console.print(f"[bold]report[/bold] {out_dir / 'nightly.md'}, {out_dir / 'nightly.html'}")
     code = 1 if summary["new_regressions"] or summary["new_failures"] else 0

@@ -55,39 +55,97 @@ def new_histories(series: dict[SeriesKey, list[Point]], run_id: str, needed: int
     return [{**g, "needed": needed} for g in sorted(groups.values(), key=lambda g: -g["series"])]
 
 
-def summarize(run_doc: dict, changes: list[Detected], failures: list[dict],
-              noisy: list[dict] | None = None, restarted: list[dict] | None = None) -> dict:
-    """Counts and lists the two renderings share."""
+def run_dates(series: dict[SeriesKey, list[Point]]) -> dict[str, tuple]:
+    """run id -> (started_at, git commit), from the series' points."""
+    return {p.run_id: (p.started_at, p.git_commit) for pts in series.values() for p in pts}
+
+
+def _when(started_at, commit) -> str:
+    day = started_at.strftime("%Y-%m-%d %H:%M") if hasattr(started_at, "strftime") else str(started_at or "?")[:16]
+    return f"{day} · {(commit or 'no commit')[:7]}"
+
+
+def summarize(run_doc: dict, changes: list[Detected], verdicts, noisy: list[dict] | None = None,
+              restarted: list[dict] | None = None, runs: dict[str, tuple] | None = None) -> dict:
+    """Counts and lists the two renderings share; `verdicts` is this run judged against the previous
+    run of its tier on the hardware (ci.nightly.night_verdicts)."""
+    from db.verdict import COMPARED, EXPECTED, FAILING
+
     counts: dict[str, int] = {}
     for r in run_doc["results"]:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     new_reg = [c for c in changes if c.new and c.kind == "regression" and not c.acknowledged and not c.muted]
     alerting = [c for c in changes if not c.acknowledged]
+    vs = verdicts.ordered()
+    failures = [{"series": v.key.label(), "status": v.status, "error": v.reason, "new": v.new_failure}
+                for v in vs if v.status in FAILING]
+    expected: dict[tuple, int] = {}
+    for v in vs:
+        if v.status == EXPECTED:
+            why = v.reason[len("expected ("):].split("):")[0] if v.reason.startswith("expected (") else v.reason
+            expected[(v.key.technique, v.key.impl, why)] = expected.get((v.key.technique, v.key.impl, why), 0) + 1
+    base = verdicts.baseline
+    night = {"baseline_run": base.run_id or None,
+             "baseline_when": _when(base.run.get("started_at"), (base.run.get("git") or {}).get("commit")) if base.run_id else None,
+             "compared": sum(v.status in COMPARED for v in vs),
+             "regressed": [{"series": v.key.label(), "change": v.change, "why": v.reason}
+                           for v in vs if v.status == "regressed" and v.gated],
+             "counts": verdicts.counts()}
     return {"run": run_doc["run"], "counts": counts, "new_regressions": new_reg, "alerting": alerting,
             "acknowledged": [c for c in changes if c.acknowledged], "failures": failures,
             "new_failures": [f for f in failures if f["new"]], "too_noisy": noisy or [],
-            "new_histories": restarted or []}
+            "new_histories": restarted or [], "night": night, "runs": runs or {},
+            "expected": [{"technique": t, "impl": i, "why": w, "series": n} for (t, i, w), n in expected.items()]}
+
+
+def _against(night: dict | None) -> str:
+    """The line saying what this run was judged against, and how many series could be compared."""
+    if not night:
+        return "against the previous night: not judged"
+    c = night["counts"]
+    rest = (f"{c.get('expected failure', 0)} expected failures and probe points (measurements, not failing), "
+            f"{c.get('insufficient data', 0) + c.get('missing baseline', 0)} not compared")
+    if not night["baseline_run"] or not night["compared"]:
+        why = "no previous run of this tier on this hardware" if not night["baseline_run"] else "no series in common"
+        return f"against the previous night: nothing compared ({why}); {rest}"
+    return (f"against the previous night ({night['baseline_when']}, `{night['baseline_run']}`): {night['compared']} "
+            f"series compared by the gate's rules: {len(night['regressed'])} regressed, {c.get('improved', 0)} improved, "
+            f"{c.get('stable', 0)} stable; {rest}")
 
 
 def to_markdown(s: dict) -> str:
     run = s["run"]
     env = run.get("env") or {}
     bad = bool(s["new_regressions"] or s["new_failures"])
-    lines = [f"## KernelWatch nightly: {'❌ new regressions or failures' if bad else '✅ no new regressions'}", "",
+    compared = (s.get("night") or {}).get("compared", 1)
+    head = ("❌ new regressions or failures" if bad else "✅ no new regressions" if compared or s["alerting"]
+            else "ℹ️ nothing compared yet (no new failures)")
+    lines = [f"## KernelWatch nightly: {head}", "",
              f"- run `{run['id']}` ({run.get('tier')}), {env.get('gpu_name') or 'CPU ' + str(env.get('cpu'))}, "
              f"commit {(run.get('git') or {}).get('commit') or '?'}, started {run.get('started_at')}",
              "- results: " + ", ".join(f"{n} {k}" for k, n in sorted(s["counts"].items())),
              f"- change points: {len(s['alerting'])} alerting ({len(s['new_regressions'])} new regressions), "
-             f"{len(s['acknowledged'])} acknowledged; method PELT (ruptures) on each series' nightly history", ""]
+             f"{len(s['acknowledged'])} acknowledged; method PELT (ruptures) on each series' nightly history",
+             "- " + _against(s.get("night")), ""]
+    night = s.get("night") or {}
+    if night.get("regressed"):
+        lines += ["### Regressed against the previous night (the gate's verdict)", "",
+                  f"Run {_when(run.get('started_at'), (run.get('git') or {}).get('commit'))} against "
+                  f"{night['baseline_when']} (`{night['baseline_run']}`).", "",
+                  "| series | change | why |", "|---|---|---|"]
+        lines += [f"| `{r['series']}` | {'—' if r['change'] is None else format(r['change'], '+.1%')} | "
+                  f"{r['why'].replace('|', '/')[:160]} |" for r in night["regressed"]] + [""]
     if s["alerting"]:
         lines += ["### Alerting change points (worst first)", "",
-                  "| id | series | first run | before | after | change | kind | new | muted | noisy series |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+                  "Each change: the first run at its new level (date · commit) against the level before it.", "",
+                  "| id | series | first run | when | before | after | change | kind | new | muted | noisy series |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         # a change in a series too noisy for 5% steps (any metric of the same benchmark) says so
         noisy = {d["series"].rsplit("/", 1)[0]: d for d in s.get("too_noisy", [])}
         for c in sorted(s["alerting"], key=lambda c: (c.kind != "regression", -abs(c.rel_change))):
             n = noisy.get(c.key.label().rsplit("/", 1)[0])
-            lines.append(f"| {c.id} | `{c.key.label()}` | `{c.run_id}` | {_fmt(c.before)} | {_fmt(c.after)} | "
+            when = _when(*s.get("runs", {}).get(c.run_id, (c.started_at, None)))
+            lines.append(f"| {c.id} | `{c.key.label()}` | `{c.run_id}` | {when} | {_fmt(c.before)} | {_fmt(c.after)} | "
                          f"{c.rel_change:+.1%} | {c.kind} | {'yes' if c.new else ''} | "
                          f"{(c.muted['who'] + ': ' + c.muted['why']) if c.muted else ''} | "
                          f"{'night CV ' + format(n['night_cv'], '.1%') if n else ''} |")
@@ -98,6 +156,10 @@ def to_markdown(s: dict) -> str:
             msg = (f["error"] or "").replace("|", "\\|").replace("\n", " ")[:160]
             lines.append(f"| `{f['series']}` | {f['status']} | {'yes' if f['new'] else ''} | {msg} |")
         lines.append("")
+    if s.get("expected"):
+        lines += ["### Expected failures and probe points (measurements, not failing)", "",
+                  "| technique/impl | series | why |", "|---|---|---|"]
+        lines += [f"| `{e['technique']}/{e['impl']}` | {e['series']} | {e['why'][:160]} |" for e in s["expected"]] + [""]
     if s.get("new_histories"):
         lines += ["### New histories: detection starts again", "",
                   "These series changed identity, so their earlier nights are a different series and the "
