@@ -24,6 +24,8 @@ def test_exp_probe_and_rate_rows():
         every = rows[(impl, "elem_n4k/all_fp32", "ulp_max")]
         assert every["params"]["domain"] == "[-126, 0]" and every["params"]["points"] > 4000
         assert (impl, "elem_n4k/uniform", "bf16_identical_frac") in rows
+        frac = rows[(impl, "elem_n4k/all_fp32", "bf16_correct_frac")]  # k of n with every result
+        assert frac["stats"]["n"] == every["params"]["points"] and frac["stats"]["k"] / frac["stats"]["n"] == frac["value"]
     assert rows[("triton_mufu", "elem_n4k/all_fp32", "ulp_max")]["value"] <= 2
     hybrid = rows[("triton_hybrid3_f31", "elem_n4k/uniform", "rel_err_max")]["value"]
     assert 5e-5 < hybrid <= 1e-4  # the degree-3 polynomial's error, seen through the 5/16 split
@@ -33,6 +35,7 @@ def test_attention_probe_counts_rescales():
     rows = _rows("softmax_online", ["triton_mufu_cond8", "triton_mufu"], ["b1h2s128d64"])
     frac = rows[("triton_mufu_cond8", "b1h2s128d64", "rescale_frac")]
     assert 0 < frac["value"] < 1 and frac["stats"]["kv_blocks"] == 2 * 4 * 4
+    assert frac["stats"]["n"] == 2 * 4 * 4 and frac["stats"]["k"] == frac["stats"]["rescales"]
     assert ("triton_mufu", "b1h2s128d64", "rescale_frac") not in rows
     assert rows[("triton_mufu_cond8", "b1h2s128d64", "tflops")]["status"] == "ok"
 

@@ -51,6 +51,11 @@ def score(model, selector: str | None, ctx: int, n_kv: int, n: int, block: int, 
     return {"recall": hits / queries, "nonquery_loss_nats": ce / filler_n}
 
 
+def counts(metric: str, value: float, queries: int) -> dict:
+    """k of n for recall (n_kv queries per sequence), nothing for the loss."""
+    return {"k": round(value * queries), "n": queries} if metric == "recall" else {}
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt", required=True)
@@ -79,7 +84,8 @@ def main(argv=None) -> None:
             case = f"ctx{ctx}" if sel is None else f"ctx{ctx}_d{round(density * 100)}"
             rows = [result_row("mqar", sel or "dense", case, k, "1" if k == "recall" else "nats",
                                "higher" if k == "recall" else "lower", value=v, params=params,
-                               stats={"sequences": args.n}, impl_version=1, impl_hash=ihash)
+                               stats={"sequences": args.n, **counts(k, v, args.n * n_kv)}, impl_version=1,
+                               impl_hash=ihash)
                     for k, v in m.items()]
             rf.add(rows)
             print(f"ctx {ctx} {sel or 'dense':12s} density {density:.2f} recall {m['recall']:.3f} "

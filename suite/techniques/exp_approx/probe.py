@@ -59,8 +59,10 @@ class _Stats:
                 ("rel_err_max", "1", "lower", self.rel_max),
                 ("bf16_identical_frac", "1", "higher", self.same_hw / self.n),
                 ("bf16_correct_frac", "1", "higher", self.same_ref / self.n)]
+        counts = {"bf16_identical_frac": self.same_hw, "bf16_correct_frac": self.same_ref}  # k of n points
         return [{"metric": m, "unit": u, "direction": d, "value": v, "params": params,
-                 "stats": {"note": note, "ulp_clamp": HIST}} for m, u, d, v in vals]
+                 "stats": {"note": note, "ulp_clamp": HIST,
+                           **({"k": counts[m], "n": self.n} if m in counts else {})}} for m, u, d, v in vals]
 
 
 def probe(fn, case, device: str, seed: int) -> list[dict]:

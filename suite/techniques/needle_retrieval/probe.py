@@ -37,8 +37,9 @@ def probe(fn, case, device: str, seed: int) -> list[dict]:
         for depth in DEPTHS:
             cell = run_cell(selector, p, depth, strength, seed, device)
             for metric, value in cell.items():
+                hits = {"k": int(value), "n": 1} if metric in ("recall", "retrieval") else {}  # one trial
                 rows.append({"metric": metric, "unit": _UNITS[metric], "direction": "higher",
-                             "value": value, "case": cell_id(p["ctx"], depth, strength),
+                             "value": value, "case": cell_id(p["ctx"], depth, strength), "stats": hits,
                              "params": {"ctx": p["ctx"], "depth": depth, "strength": strength,
                                         "seed": seed}})
     return rows

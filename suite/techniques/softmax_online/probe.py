@@ -24,7 +24,7 @@ def probe(fn, case, device: str, seed: int) -> list[dict]:
     params = {"thresh_log2": variant["thresh"], "kv_blocks": blocks}
     return [
         {"metric": "rescale_frac", "unit": "1", "direction": "lower", "value": done / blocks,
-         "params": params, "stats": {"rescales": done, "kv_blocks": blocks}},
+         "params": params, "stats": {"rescales": done, "kv_blocks": blocks, "k": done, "n": blocks}},
         {"metric": "max_grew_frac", "unit": "1", "direction": "lower", "value": grew / blocks,
-         "params": params, "stats": {"grew": grew, "kv_blocks": blocks}},
+         "params": params, "stats": {"grew": grew, "kv_blocks": blocks, "k": grew, "n": blocks}},
     ]

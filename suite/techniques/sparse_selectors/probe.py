@@ -20,7 +20,9 @@ def probe(fn, case, device: str, seed: int) -> list[dict]:
     nb = k.shape[2] // blk
     exact = dense_block_mask(*topk_blocks(mass, budget_counts(nb, nb, dens, q.device)))
     mine = dense_block_mask(*select(name, q, k, blk, dens))
-    recall = float((mine & exact).sum() / exact.sum())
+    found, wanted = int((mine & exact).sum()), int(exact.sum())
+    recall = found / wanted
     mass_recall = float((mass * mine).sum() / (mass * exact).sum())
-    return [{"metric": "recall", "unit": "1", "direction": "higher", "value": recall},
+    return [{"metric": "recall", "unit": "1", "direction": "higher", "value": recall,
+             "stats": {"k": found, "n": wanted}},
             {"metric": "mass_recall", "unit": "1", "direction": "higher", "value": mass_recall}]
