@@ -11,6 +11,10 @@ import typer
 from rich.console import Console
 from sqlalchemy import select
 
+from ci.gate import run_gate
+from ci.gate_refs import RunData, from_document
+from db.models import Environment, Run
+from db.series import run_document
 from runners import cli as runners_cli
 
 console = Console(stderr=True)
@@ -19,11 +23,6 @@ console = Console(stderr=True)
 def night_verdicts(session, doc: dict):
     """This run judged series by series (db.verdict, as the gate) against the previous run of its tier
     on the same hardware; with no previous run every series is "missing baseline" and failures are new."""
-    from ci.gate import run_gate
-    from ci.gate_refs import RunData, from_document
-    from db.models import Environment, Run
-    from db.series import run_document
-
     cur = from_document(doc["run"]["id"], doc, "database")
     this = session.get(Run, doc["run"]["id"])
     prev = session.scalar(select(Run.id).join(Environment, Environment.id == Run.environment_id)

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from ci.detect import Detected
 from db.series import Point, SeriesKey
+from db.verdict import COMPARED, EXPECTED, FAILING
 
 
 def _fmt(x) -> str:
@@ -69,8 +70,6 @@ def summarize(run_doc: dict, changes: list[Detected], verdicts, noisy: list[dict
               restarted: list[dict] | None = None, runs: dict[str, tuple] | None = None) -> dict:
     """Counts and lists the two renderings share; `verdicts` is this run judged against the previous
     run of its tier on the hardware (ci.nightly.night_verdicts)."""
-    from db.verdict import COMPARED, EXPECTED, FAILING
-
     counts: dict[str, int] = {}
     for r in run_doc["results"]:
         counts[r["status"]] = counts.get(r["status"], 0) + 1

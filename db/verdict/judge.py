@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 from db.verdict import rules as R
 from db.verdict.counts import counts_of
-from db.verdict.stats import Comparison, compare_counts, compare_rates, compare_samples
+from db.verdict.stats import FISHER_MAX, Comparison, compare_counts, compare_rates, compare_samples
 from suite.registry import known_failure
 
 
@@ -186,7 +186,7 @@ def _fraction(v: Verdict, base: dict, cand: dict, th: R.Thresholds) -> None:
     v.k_baseline, v.n_baseline, v.k_candidate, v.n_candidate = kb, nb, kc, nc
     cmp = compare_counts(kb, nb, kc, nc, v.direction, th.alpha, th.quality_min_effect)
     v.p_value, v.status = cmp.p_value, cmp.outcome
-    test = "Fisher's exact" if min(nb, nc) <= 100_000 else "two-proportion z"
+    test = "Fisher's exact" if min(nb, nc) <= FISHER_MAX else "two-proportion z"
     v.reason = (f"{kb}/{nb} -> {kc}/{nc}: {test} p={cmp.p_value:.2g}, change {cmp.median_candidate - cmp.median_baseline:+.3g} "
                 f"(needs p<{th.alpha} and >= {th.quality_min_effect:g} absolute)")
 

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import binomtest, fisher_exact
 
 FISHER_MAX = 100_000
 Z95 = 1.959964
@@ -121,8 +122,6 @@ def proportion_p(k1: int, n1: int, k2: int, n2: int) -> float:
         if se == 0:
             return 1.0
         return math.erfc(abs(k1 / n1 - k2 / n2) / se / math.sqrt(2.0))
-    from scipy.stats import fisher_exact
-
     return float(fisher_exact([[k1, n1 - k1], [k2, n2 - k2]]).pvalue)
 
 
@@ -147,8 +146,6 @@ def compare_counts(kb: int, nb: int, kc: int, nc: int, direction: str, alpha: fl
 def compare_rates(kb: int, kc: int, direction: str, alpha: float, min_effect: float) -> Comparison:
     """Compare two Poisson counts of equal exposure: exact conditional binomial test (kc of kb + kc
     at 1/2) and a minimum relative change."""
-    from scipy.stats import binomtest
-
     sign = 1.0 if direction == "lower" else -1.0
     change = (kc - kb) / kb if kb else (math.inf if kc else 0.0)
     p = float(binomtest(kc, kb + kc, 0.5).pvalue) if kb + kc else 1.0
