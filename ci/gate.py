@@ -161,8 +161,14 @@ def _store(result: GateResult, report: dict, db: Optional[str]) -> None:
                          counts=result.counts(), report=report))
 
 
-def gate_cmd(baseline: str = typer.Option(..., "--baseline", "-b", help="run id, result file, branch or commit"),
-             candidate: str = typer.Option(..., "--candidate", "-c", help="run id, result file, branch or commit"),
+def gate_cmd(baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="run id, result file, branch or commit"),
+             candidate: Optional[str] = typer.Option(None, "--candidate", "-c", help="run id, result file, branch or commit"),
+             ab: Optional[tuple[str, str]] = typer.Option(None, "--ab", metavar="BASE_REF HEAD_REF",
+                                                          help="measure both revisions here, interleaved, and gate them"),
+             technique: Optional[list[str]] = typer.Option(None, "--technique", "-t", help="with --ab; repeatable"),
+             impl: Optional[list[str]] = typer.Option(None, "--impl", "-i", help="with --ab; repeatable"),
+             case: Optional[list[str]] = typer.Option(None, "--case", help="with --ab; repeatable"),
+             rounds: int = typer.Option(2, "--rounds", min=1, help="with --ab: measurements per case and side"),
              markdown: Optional[Path] = typer.Option(None, "--markdown", help="write the PR-comment report here"),
              json_out: Optional[Path] = typer.Option(None, "--json", help="write the JSON report here"),
              db: Optional[str] = typer.Option(None, "--db", help="database URL (refs, mutes, stored report)"),
@@ -180,8 +186,17 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", "-b", help="run id,
     from ci.report_gate import to_json, to_markdown
 
     try:
+        if ab:  # the A/B files stand in for the refs; --tier is the tier they are measured in
+            from ci.gate_ab import measure_ab
+
+            baseline, candidate = map(str, measure_ab(*ab, tier or "nightly", technique, impl, case, rounds))
+            if resolve(candidate).run["env"].get("device") == "cpu":
+                host_min_effect = float("inf")  # host-timer timings of an A/B are shown, never gated
+                console.print("gate --ab on the CPU: host-timer timings are reported, not gated")
+        if not (baseline and candidate):
+            raise ValueError("give --baseline and --candidate, or --ab BASE_REF HEAD_REF")
         base, cand = resolve(baseline, db, tier), resolve(candidate, db, tier)
-    except (RefError, ValueError) as exc:
+    except (RefError, ValueError, RuntimeError) as exc:
         console.print(f"[red]gate:[/red] {exc}")
         raise typer.Exit(2)
     th = Thresholds(alpha=alpha, min_effect=min_effect, host_min_effect=host_min_effect,

@@ -78,6 +78,7 @@ def ingest_doc(session: Session, doc: dict, name: str = "document", source: str 
             finished_at=parse_time(run["finished_at"], "run.finished_at") if run.get("finished_at") else None,
             tier=run["tier"], reason=run["reason"], source=source, git_commit=run["git"]["commit"],
             git_branch=run["git"]["branch"], git_dirty=run["git"]["dirty"], environment_id=env.id,
+            git_date=parse_time(run["git"]["date"], "run.git.date") if run["git"].get("date") else None,
             content_hash=digest, config=run.get("config", {}), ingested_at=datetime.now(timezone.utc))
     session.add(r)
     bench = _benchmarks(session, doc["results"])

@@ -52,6 +52,7 @@ class Run(Base):
     git_commit: Mapped[Optional[str]] = mapped_column(String(64), index=True)
     git_branch: Mapped[Optional[str]] = mapped_column(String(256))
     git_dirty: Mapped[Optional[bool]] = mapped_column(Boolean)
+    git_date: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True))  # committer date
     environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id"), index=True)
     content_hash: Mapped[str] = mapped_column(String(64))
     config: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)

@@ -123,7 +123,8 @@ def run_document(session: Session, run_id: str) -> dict:
     header = {"id": run.id, "started_at": run.started_at.isoformat(),
               "finished_at": run.finished_at.isoformat() if run.finished_at else None, "tier": run.tier,
               "reason": run.reason, "source": run.source,
-              "git": {"commit": run.git_commit, "branch": run.git_branch, "dirty": run.git_dirty},
+              "git": {"commit": run.git_commit, "branch": run.git_branch, "dirty": run.git_dirty,
+                      "date": run.git_date.isoformat() if run.git_date else None},
               "env": dict(env.raw or {}), "config": dict(run.config or {}),
               "hardware_key": env.hardware_key, "software_key": env.software_key}
     return {"schema": 1, "run": header, "results": rows}

@@ -54,3 +54,11 @@ def backfill_tree(tree: Path, spec: dict, out_dir: Path) -> tuple[Path, str]:
         record_failure(tree, spec, out, proc.stderr or f"exit code {proc.returncode}")
         return out, "import_failed"
     return out, "measured"
+
+
+def run_ab(base: Path, head: Path, spec: dict, outs: tuple[Path, Path], rounds: int) -> subprocess.CompletedProcess:
+    """base and head trees measured interleaved by runners.tree_run in the head tree: outs (base, head)."""
+    outs[0].parent.mkdir(parents=True, exist_ok=True)
+    spec = {**spec, "base_tree": str(Path(base).resolve()), "base_out": str(outs[0].resolve()),
+            "out": str(outs[1].resolve()), "rounds": rounds}
+    return run_in_tree(Path(head).resolve(), spec)

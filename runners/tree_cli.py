@@ -10,9 +10,9 @@ import typer
 from rich.console import Console
 
 from runners.cli import CASE, DEVICE, IMPL, TECH, TIMEOUT
-from runners.backfill import backfill_tree, run_in_tree, spec_of
+from runners.backfill import backfill_tree, run_ab, spec_of
 from runners.tree_run import IMPORT_FAILED
-from runners.trees import commit_info, commits, export, listed, read_info
+from runners.trees import commit_info, commits, export, find, listed, read_info
 
 console = Console(stderr=True)
 TIER = typer.Option("nightly", "--tier", help="smoke | smoke_full | nightly | full")
@@ -43,11 +43,12 @@ def backfill_cmd(trees: Path = typer.Option(..., "--trees", help="folder of expo
     spec = spec_of(tier, technique, impl, case, device, timeout, seed)
     for tree in listed(trees):
         out, status = backfill_tree(tree, spec, out_dir)
-        console.print(f"{read_info(tree)['commit'][:12]} {status}: {out}")
+        console.print(f"{read_info(tree)['commit'][:12]} {status}: {out}", soft_wrap=True)
 
 
-def ab_cmd(base: Path = typer.Option(..., "--base", help="exported tree of the base revision"),
-           head: Path = typer.Option(..., "--head", help="exported tree of the head revision"),
+def ab_cmd(base: str = typer.Option(..., "--base", help="the base revision's exported tree, or its ref with --trees"),
+           head: str = typer.Option(..., "--head", help="the head revision's exported tree, or its ref with --trees"),
+           trees: Optional[Path] = typer.Option(None, "--trees", help="folder of exported trees to find refs in"),
            out_dir: Path = typer.Option(..., "--out-dir"), tier: str = TIER,
            technique: Optional[list[str]] = TECH, impl: Optional[list[str]] = IMPL,
            case: Optional[list[str]] = CASE, device: str = DEVICE, timeout: float = TIMEOUT,
@@ -56,11 +57,12 @@ def ab_cmd(base: Path = typer.Option(..., "--base", help="exported tree of the b
            seed: Optional[int] = typer.Option(None, "--seed")) -> None:
     """Measure base and head interleaved on this machine; write one result file per side."""
     spec = spec_of(tier, technique, impl, case, device, timeout, seed)
+    try:
+        base, head = (find(trees, r) if trees else Path(r) for r in (base, head))
+    except KeyError as exc:
+        raise typer.BadParameter(str(exc.args[0]))
     outs = ab_files(out_dir, name)
-    spec.update(base_tree=str(base.resolve()), base_out=str(outs[0].resolve()), out=str(outs[1].resolve()),
-                rounds=rounds)
-    outs[0].parent.mkdir(parents=True, exist_ok=True)
-    proc = run_in_tree(head.resolve(), spec)
+    proc = run_ab(base, head, spec, outs, rounds)
     if proc.returncode != 0:
         console.print(proc.stderr[-3000:])
         why = "head's code could not be imported or planned" if proc.returncode == IMPORT_FAILED else "failed"

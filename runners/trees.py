@@ -79,3 +79,12 @@ def listed(trees_dir: Path) -> list[Path]:
     """The exported trees under a folder, oldest commit first."""
     found = [p for p in Path(trees_dir).iterdir() if (p / INFO).is_file()]
     return sorted(found, key=lambda p: (read_info(p).get("order", 0), read_info(p)["date"], p.name))
+
+
+def find(trees_dir: Path, ref: str) -> Path:
+    """The exported tree under trees_dir exported for `ref` (as given to export) or whose commit starts with it."""
+    for tree in listed(trees_dir):
+        info = read_info(tree)
+        if ref in (info.get("ref"), tree.name) or info["commit"].startswith(ref):
+            return tree
+    raise KeyError(f"no tree for {ref!r} under {trees_dir}")

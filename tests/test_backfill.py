@@ -71,3 +71,42 @@ def test_ab_of_identical_code_interleaves_and_passes_the_gate(tmp_path):
     result = run_gate(resolve(str(tmp_path / "out" / "ab_base.json.gz")),
                       resolve(str(tmp_path / "out" / "ab_head.json.gz")))
     assert not result.failed and result.counts().get("stable", 0) > 0
+
+
+@needs_history
+def test_kwatch_backfill_stores_commit_and_date_skips_measured_and_records_import_failures(db_url, tmp_path):
+    from sqlalchemy import select
+
+    from ci.backfill import backfill
+    from db.engine import open_db
+    from db.models import Result, Run
+
+    spec = spec_of("smoke", ["exp_approx"], ["triton_mufu"], ["elem_n4k"], "cpu", 300.0)
+    rng = f"{NO_EXP}^!"  # that commit alone: no exp_approx there
+    first = backfill(rng, spec, db_url, out_dir=tmp_path / "out")
+    assert [s for _, s in first] == ["import_failed"]
+    rng_old = f"{OLD}^!"
+    assert [s for _, s in backfill(rng_old, spec, db_url, out_dir=tmp_path / "out")] == ["measured"]
+    again = backfill(rng_old, spec, db_url, out_dir=tmp_path / "out") + backfill(rng, spec, db_url, out_dir=tmp_path / "out")
+    assert [s for _, s in again] == ["skipped (measured)"] * 2
+    info = commit_info(OLD)
+    with open_db(db_url)() as s:
+        runs = {r.git_commit: r for r in s.scalars(select(Run).where(Run.reason == "backfill"))}
+        assert set(runs) == {info["commit"], commit_info(NO_EXP)["commit"]}
+        old = runs[info["commit"]]
+        assert old.git_date.isoformat()[:19] == info["date"][:19]
+        assert old.config["backfill"]["status"] == "measured"
+        lat = s.scalars(select(Result).where(Result.run_id == old.id, Result.metric == "latency_ms")).all()
+        assert lat and all(r.status == "ok" and r.value > 0 for r in lat)
+        assert runs[commit_info(NO_EXP)["commit"]].config["backfill"]["status"] == "import_failed"
+
+
+def test_kwatch_gate_ab_of_identical_code_passes(tmp_path):
+    from tests.conftest import kwatch
+
+    out = kwatch("gate", "--ab", "HEAD", "HEAD", "--tier", "smoke", "-t", "exp_approx", "-i", "triton_mufu",
+                 "--case", "elem_n4k", "--markdown", str(tmp_path / "gate.md"),
+                 "--db", f"sqlite:///{tmp_path / 'g.db'}", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "PASS" in out.stderr and (tmp_path / "gate.md").read_text().count("stable") > 3
+    assert len(list((tmp_path / "kwatch-runs" / "ab").glob("ab_*_base.json.gz"))) == 1
