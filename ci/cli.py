@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from ci import backfill, claims_cli, detect, detect_bench, gate, gate_mutes, grade, nightly, nightly_queue
+from ci import backfill, claims_cli, detect, detect_bench, fleet_cli, gate, gate_mutes, grade, nightly
 from dashboard import cli as dashboard_cli
 from db.engine import make_engine, open_db, resolve_url, upgrade
 from db.ingest import ingest_docs, ingest_files
@@ -71,7 +71,7 @@ def db_upgrade(db: Optional[str] = DB, revision: str = typer.Option("head", "--r
 
 
 # The other commands, each module adding its own with register(app).
-for _module in (dashboard_cli, claims_cli, gate, gate_mutes, detect, nightly, grade, nightly_queue, detect_bench,
+for _module in (dashboard_cli, claims_cli, gate, gate_mutes, detect, nightly, grade, detect_bench, fleet_cli,
                 backfill):
     _module.register(app)
 

@@ -1,4 +1,4 @@
-"""CI tables: mutes, change points, acknowledgements (re-baselines), gate reports and a job queue.
+"""CI tables: mutes, change points, acknowledgements (re-baselines), gate reports and fleet jobs.
 
 A series is identified by (technique, impl, case_id, metric, hardware_key, software_key, protocol);
 protocol is "" when a result has none, so the key never holds NULL and unique constraints work.
@@ -92,21 +92,20 @@ class GateReport(Base):
     report: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
 
 
-class Job(Base):
-    """A queued unit of work for GPU runners (claimed with SELECT ... FOR UPDATE SKIP LOCKED)."""
+class FleetJob(Base):
+    """One job of the runner fleet (ci.fleet): its selection and where it stands. The broker
+    (RabbitMQ, through Celery) carries only the id; the state and the stored run are here."""
 
-    __tablename__ = "ci_jobs"
-    __table_args__ = (Index("ix_jobs_claim", "status", "priority", "id"),)
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    kind: Mapped[str] = mapped_column(String(32))  # e.g. nightly | remeasure | pr
-    payload: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
-    runner_label: Mapped[Optional[str]] = mapped_column(String(128))  # None: any runner
+    __tablename__ = "fleet_jobs"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    batch: Mapped[str] = mapped_column(String(64), index=True)  # e.g. the night: nightly-2026-11-30
+    label: Mapped[str] = mapped_column(String(64))  # hardware label = queue, e.g. h200
+    spec: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)  # tier, techniques, impls, cases, ref
     status: Mapped[str] = mapped_column(String(16), default="queued")  # queued | running | done | failed
-    priority: Mapped[int] = mapped_column(Integer, default=0)  # lower runs first
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+    worker: Mapped[Optional[str]] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    claimed_at: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True))
-    claimed_by: Mapped[Optional[str]] = mapped_column(String(128))
+    started_at: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True))
     run_id: Mapped[Optional[str]] = mapped_column(String(64))
     error: Mapped[Optional[str]] = mapped_column(Text)

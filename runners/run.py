@@ -88,8 +88,9 @@ def plan(opts: RunOptions):
     return jobs
 
 
-def execute(opts: RunOptions, out_path=None, on_result=None, progress=None) -> ResultFile:
-    """Run every planned job and return the result file (written to out_path as it goes)."""
+def execute(opts: RunOptions, out_path=None, on_result=None, progress=None, worker: Worker | None = None) -> ResultFile:
+    """Run every planned job and return the result file (written to out_path as it goes); `worker`, when
+    given, is a long-lived worker process to use first (left open: a fleet worker keeps it between runs)."""
     import torch
 
     device = opts.device if opts.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
@@ -101,7 +102,7 @@ def execute(opts: RunOptions, out_path=None, on_result=None, progress=None) -> R
               "protocol": asdict(opts.protocol)}
     rf = ResultFile(out_path, new_run(opts.tier, opts.reason, git_state(str(ROOT)), env, config))
     caps = _capabilities(device)
-    worker: Worker | None = None
+    lent = worker
     try:
         for n, (tech, impl, case) in enumerate(jobs):
             if progress:
@@ -127,7 +128,7 @@ def execute(opts: RunOptions, out_path=None, on_result=None, progress=None) -> R
         if progress:
             progress(len(jobs), len(jobs), "done")
     finally:
-        if worker is not None:
+        if worker is not None and worker is not lent:
             worker.close()
     rf.finish({"sm_clock_mhz": fingerprint().get("sm_clock_mhz")} if device == "cuda" else None)
     return rf

@@ -1,0 +1,72 @@
+"""`kwatch submit`, `kwatch worker --labels h200,...`, `kwatch jobs`: the runner fleet (ci.fleet)."""
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from runners.cli import CASE, IMPL, TECH, TIMEOUT
+
+console = Console(stderr=True)
+DB = typer.Option(None, "--db", help="database URL (default: $KWATCH_DB or sqlite:///kwatch.db)")
+BROKER = typer.Option(None, "--broker", help="Celery broker URL (default: $KWATCH_BROKER; none: run here)")
+
+
+def labels_of(text: str) -> list[str]:
+    """"h200, h100" -> ["h200", "h100"]; a label is letters, digits, '-' and '_'."""
+    labels = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in labels if not x.replace("-", "").replace("_", "").isalnum()]
+    if not labels or bad:
+        raise typer.BadParameter(f"labels must be letters, digits, '-' or '_', comma-separated: {text!r}")
+    return labels
+
+
+def submit_cmd(label: str = typer.Option(..., "--label", help="hardware label = queue, e.g. h200"),
+               tier: str = typer.Option("nightly", "--tier"), technique: Optional[list[str]] = TECH,
+               impl: Optional[list[str]] = IMPL, case: Optional[list[str]] = CASE,
+               ref: Optional[str] = typer.Option(None, "--ref", help="git ref to measure (default: the worker's checkout)"),
+               batch: Optional[str] = typer.Option(None, "--batch", help="group name, e.g. the night"),
+               timeout: float = TIMEOUT, db: Optional[str] = DB, broker: Optional[str] = BROKER) -> None:
+    """Queue a job for the workers of one hardware label (without a broker: run it here now)."""
+    from ci.fleet import broker_url, submit  # Celery is imported only by the fleet commands
+
+    spec = {"tier": tier, "techniques": technique or [], "impls": impl or [], "cases": case or [], "ref": ref,
+            "timeout_s": timeout}
+    job_id = submit(db, broker_url(broker), labels_of(label)[0], spec, batch)
+    print(job_id)
+
+
+def worker_cmd(labels: str = typer.Option(..., "--labels", help="comma-separated hardware labels, e.g. h200"),
+               db: Optional[str] = DB, broker: Optional[str] = BROKER,
+               name: Optional[str] = typer.Option(None, "--name", help="worker name (default: labels-pid@host)")) -> None:
+    """A GPU host's long-running worker: one job at a time from its labels' queues, stored in --db."""
+    from ci.fleet import broker_url, work
+
+    url = broker_url(broker)
+    if url is None:
+        console.print("worker: no broker (give --broker or set KWATCH_BROKER); on one host, "
+                      "`kwatch submit` without a broker runs the job at once")
+        raise typer.Exit(2)
+    work(db, url, labels_of(labels), name)
+
+
+def jobs_cmd(batch: Optional[str] = typer.Option(None, "--batch", help="default: the newest batch"),
+             db: Optional[str] = DB) -> None:
+    """The jobs of a batch (the night) and where they stand."""
+    from ci.fleet import jobs
+
+    rows = jobs(db, batch)
+    t = Table("job", "batch", "label", "status", "tries", "worker", "run", "error",
+              title=f"{len(rows)} jobs", title_justify="left")
+    for j in rows:
+        t.add_row(j.id[:12], j.batch, j.label, j.status, str(j.attempts), j.worker or "", (j.run_id or "")[:12],
+                  (j.error or "").splitlines()[0][:60] if j.error else "")
+    Console().print(t)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("submit")(submit_cmd)
+    app.command("worker")(worker_cmd)
+    app.command("jobs")(jobs_cmd)
