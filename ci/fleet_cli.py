@@ -1,6 +1,7 @@
 """`kwatch submit`, `kwatch worker --labels h200,...`, `kwatch jobs`: the runner fleet (ci.fleet)."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -66,7 +67,33 @@ def jobs_cmd(batch: Optional[str] = typer.Option(None, "--batch", help="default:
     Console().print(t)
 
 
+def nightly_fleet_cmd(labels: str = typer.Option("h200", "--labels", help="hardware labels, one nightly job each"),
+                      batch: Optional[str] = typer.Option(None, "--batch", help="default: nightly-<UTC date>"),
+                      submit_jobs: bool = typer.Option(True, "--submit/--no-submit",
+                                                       help="--no-submit: only wait for and report an existing batch"),
+                      ref: Optional[str] = typer.Option(None, "--ref", help="git ref the workers measure"),
+                      tier: str = typer.Option("nightly", "--tier"), technique: Optional[list[str]] = TECH,
+                      wait_timeout: float = typer.Option(3600.0, "--wait-timeout", help="seconds to wait for the jobs"),
+                      out_dir: Path = typer.Option(Path("nightly-report"), "--out-dir"),
+                      db: Optional[str] = DB, broker: Optional[str] = BROKER) -> None:
+    """The nightly through the fleet: one job per label, one report when all are done or failed; exit 1 on news."""
+    from datetime import datetime, timezone
+
+    from ci.fleet import broker_url
+    from ci.fleet_nightly import fan_out, report, wait
+
+    batch = batch or f"nightly-{datetime.now(timezone.utc):%Y-%m-%d}"
+    if submit_jobs:
+        spec = {"tier": tier, "techniques": technique or [], "impls": [], "cases": [], "ref": ref, "timeout_s": 600.0}
+        fan_out(db, broker_url(broker), labels_of(labels), batch, spec)
+    rows = wait(db, batch, wait_timeout)
+    code = report(db, batch, rows, out_dir)
+    print((out_dir / "nightly.md").read_text())
+    raise typer.Exit(code)
+
+
 def register(app: typer.Typer) -> None:
+    app.command("nightly-fleet")(nightly_fleet_cmd)
     app.command("submit")(submit_cmd)
     app.command("worker")(worker_cmd)
     app.command("jobs")(jobs_cmd)

@@ -43,9 +43,12 @@ def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[li
     from db.ingest import ingest_doc
     from db.series import all_series
 
+    from db.models import Run
+
     factory = open_db(db)
     with factory() as s, s.begin():
-        ingest_doc(s, doc, "nightly", "kwatch")
+        if s.get(Run, doc["run"]["id"]) is None:  # a fleet job's run is stored by its worker already
+            ingest_doc(s, doc, "nightly", "kwatch")
     console.print(f"[bold]ingested[/bold] run {doc['run']['id']}")
     with factory() as s, s.begin():
         changes = detect(s, doc["run"]["tier"], techniques)

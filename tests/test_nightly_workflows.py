@@ -1,11 +1,17 @@
-"""The GitHub Actions workflows in ci/workflows/ are valid YAML with the jobs the CI process relies on."""
+"""The GitHub Actions workflows in .github/workflows/: valid against GitHub's workflow schema (offline,
+check-jsonschema's built-in copy) and running the commands the CI process relies on."""
+import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.conftest import ROOT, kwatch
 
-WF = ROOT / "ci" / "workflows"
+WF = ROOT / ".github" / "workflows"
 
 
 def _load(name: str) -> dict:
@@ -22,34 +28,62 @@ def _commands(job: dict) -> str:
     return "\n".join(step.get("run", "") for step in job["steps"])
 
 
-def test_nightly_workflow_is_a_cron_matrix_over_gpu_runners_writing_postgres():
+def _check_jsonschema() -> str:
+    exe = shutil.which("check-jsonschema") or str(Path(sys.executable).with_name("check-jsonschema"))
+    if not Path(exe).exists():
+        pytest.fail("check-jsonschema is not installed (pip install -e '.[test]')")
+    return exe
+
+
+def test_every_workflow_is_valid_against_githubs_schema(tmp_path):
+    files = sorted(WF.glob("*.yml"))
+    assert {f.name for f in files} == {"ci.yml", "nightly.yml", "pr-gate.yml"}
+    out = subprocess.run([_check_jsonschema(), "--builtin-schema", "vendor.github-workflows", *map(str, files)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    broken = tmp_path / "broken.yml"  # the check does reject a workflow GitHub would refuse
+    broken.write_text("name: x\non: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps: [{run: 1, uses: 2}]\n")
+    bad = subprocess.run([_check_jsonschema(), "--builtin-schema", "vendor.github-workflows", str(broken)],
+                         capture_output=True, text=True)
+    assert bad.returncode == 1
+
+
+def test_nightly_fans_out_one_job_per_gpu_label_and_reports_once():
     doc = _load("nightly.yml")
     assert _triggers(doc)["schedule"][0]["cron"].count(" ") == 4
-    job = doc["jobs"]["nightly"]
-    assert len(job["strategy"]["matrix"]["gpu"]) >= 2
-    assert "self-hosted" in job["runs-on"] and "${{ matrix.gpu }}" in job["runs-on"]
-    assert "secrets." in job["env"]["KWATCH_DB"]
-    assert "kwatch nightly" in _commands(job) and "kwatch db upgrade" in _commands(job)
+    submit = doc["jobs"]["submit"]
+    assert submit["strategy"]["matrix"]["gpu"] == ["h200", "h100", "b200"]
+    assert "kwatch submit --label \"${{ matrix.gpu }}\"" in _commands(submit)
+    assert "secrets." in doc["env"]["KWATCH_DB"] and "secrets." in doc["env"]["KWATCH_BROKER"]
+    report = doc["jobs"]["report"]
+    assert report["needs"] == "submit" and report["if"] == "always()"
+    assert "kwatch nightly-fleet --no-submit --batch" in _commands(report)
 
 
-def test_pr_workflow_gates_and_comments():
+def test_pr_workflow_runs_the_ab_gate_on_a_gpu_and_comments():
     doc = _load("pr-gate.yml")
     assert "pull_request" in _triggers(doc)
     assert doc["permissions"]["pull-requests"] == "write"
     job = doc["jobs"]["gate"]
+    assert "gpu" in job["runs-on"] and "self-hosted" in job["runs-on"]
     cmds = _commands(job)
-    assert "kwatch gate" in cmds and "--markdown gate.md" in cmds and "--remeasure" in cmds
+    assert "kwatch gate --ab \"$BASE_SHA\" \"$HEAD_SHA\"" in cmds and "--markdown gate.md" in cmds
     scripts = [s for s in job["steps"] if "github-script" in s.get("uses", "")]
     assert scripts and "createComment" in scripts[0]["with"]["script"]
+    assert "exit 1" in job["steps"][-1]["run"]
+
+
+def test_cpu_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    command = next(line for line in readme.splitlines() if line.endswith("python -m pytest"))
+    assert command.strip() in _commands(_load("ci.yml")["jobs"]["tests"])
 
 
 def test_every_kwatch_subcommand_in_the_workflows_exists():
-    import re
-
     used = set()
     for f in WF.glob("*.yml"):
         used |= set(re.findall(r"kwatch ([a-z][a-z-]+)", f.read_text()))
-    assert {"nightly", "gate", "run", "db"} <= used
+    assert {"nightly-fleet", "gate", "submit", "db"} <= used
     help_text = kwatch("--help").stdout
     for cmd in used:
         assert cmd in help_text, cmd
