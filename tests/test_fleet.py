@@ -152,3 +152,26 @@ def test_a_worker_killed_mid_job_has_its_job_redone_by_another(fleet, pg_url):
     assert _pid(done) != victim and _pid(done) in pids
     with open_db(pg_url)() as s:  # stored once, by the second worker
         assert s.scalar(select(func.count()).select_from(Run).where(Run.id == done.run_id)) == 1
+
+
+def test_the_nightly_fans_out_per_label_and_reports_once_with_the_label_nobody_serves(fleet, pg_url, tmp_path):
+    from tests.conftest import kwatch
+
+    fleet("cpu-n", 1)
+    served, unserved = f"cpu-n-{fleet.tag}", f"b200-{fleet.tag}"
+    try:
+        out = kwatch("nightly-fleet", "--labels", f"{served},{unserved}", "--tier", "smoke", "-t", "fleet_gemm",
+                     "--batch", f"night-{fleet.tag}", "--wait-timeout", "90", "--out-dir", str(tmp_path / "report"),
+                     "--db", pg_url, "--broker", BROKER, env=FIXTURE)
+        md = (tmp_path / "report" / "nightly.md").read_text()
+        assert out.returncode == 1, out.stdout + out.stderr  # a label's job never ran
+        assert f"| {served} |" in md and "| done |" in md
+        assert f"| {unserved} |" in md and "no worker took it" in md
+        assert (tmp_path / "report" / served / "nightly.md").is_file()
+    finally:
+        import kombu
+
+        from ci.fleet import queue_of
+
+        with kombu.Connection(BROKER) as c:
+            c.default_channel.queue_delete(queue_of(unserved))
