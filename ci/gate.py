@@ -190,9 +190,6 @@ def gate_cmd(baseline: Optional[str] = typer.Option(None, "--baseline", "-b", he
             from ci.gate_ab import measure_ab
 
             baseline, candidate = map(str, measure_ab(*ab, tier or "nightly", technique, impl, case, rounds))
-            if resolve(candidate).run["env"].get("device") == "cpu":
-                host_min_effect = float("inf")  # host-timer timings of an A/B are shown, never gated
-                console.print("gate --ab on the CPU: host-timer timings are reported, not gated")
         if not (baseline and candidate):
             raise ValueError("give --baseline and --candidate, or --ab BASE_REF HEAD_REF")
         base, cand = resolve(baseline, db, tier), resolve(candidate, db, tier)
