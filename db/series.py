@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Iterable, Optional
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from db.models import Benchmark, Environment, Result, Run
@@ -137,8 +137,6 @@ def latest_run_id(session: Session, ref: str, tier: Optional[str] = None) -> Opt
     conds = [Run.git_branch == ref, Run.git_commit == ref]
     if len(ref) >= 7 and all(c in "0123456789abcdef" for c in ref.lower()):
         conds.append(Run.git_commit.startswith(ref.lower()))
-    from sqlalchemy import or_
-
     q = select(Run.id).where(or_(*conds))
     if tier:
         q = q.where(Run.tier == tier)

@@ -3,9 +3,11 @@ that name the field."""
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
+
+from jsonschema import Draft202012Validator
 
 from runners.resultfile import SCHEMA_PATH, read_text
 
@@ -16,8 +18,6 @@ class ResultFileError(ValueError):
 
 @lru_cache(maxsize=1)
 def _validator():
-    from jsonschema import Draft202012Validator
-
     schema = json.loads(SCHEMA_PATH.read_text())
     return Draft202012Validator(schema)
 
@@ -36,8 +36,6 @@ def parse_time(value: str, field: str) -> datetime:
     except (TypeError, ValueError):
         raise ResultFileError(f"{field}: {value!r} is not an ISO-8601 timestamp")
     if t.tzinfo is None:
-        from datetime import timezone
-
         t = t.replace(tzinfo=timezone.utc)
     return t
 
