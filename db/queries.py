@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import Any, Iterable, Optional
 
 import pandas as pd
-from sqlalchemy import Engine, and_, create_engine, event, func, inspect, null, select
+from sqlalchemy import Engine, and_, case, create_engine, event, func, inspect, null, select
 
 from db.engine import resolve_url
 from db.models import Benchmark, Environment, Result, Run
@@ -20,7 +20,7 @@ RUN_COLUMNS = ["run_id", "started_at", "tier", "reason", "source", "git_commit",
                "triton", "cuda", "driver", "hardware", "software"]
 CATALOG_COLUMNS = ["benchmark_id", "technique", "impl", "case_id", "metric", "unit", "direction"]
 POINT_COLUMNS = ["result_id", "benchmark_id", "technique", "impl", "case_id", "metric", "unit", "direction",
-                 "value", "status", "error", "protocol", "impl_version", "params", "samples", "tolerance", "stats", "run_id",
+                 "value", "status", "error", "protocol", "impl_version", "impl_hash", "params", "samples", "tolerance", "stats", "run_id",
                  "started_at", "git_commit", "tier", "hardware_key", "software_key", "hardware", "software"]
 
 
@@ -114,6 +114,10 @@ def catalog(url: Optional[str] = None) -> pd.DataFrame:
     return _frame(url, stmt, CATALOG_COLUMNS)
 
 
+# A series point's time: when it ran, except a backfilled run, which stands at its commit's date.
+WHEN = case((Run.reason == "backfill", func.coalesce(Run.git_date, Run.started_at)), else_=Run.started_at)
+
+
 def _points_stmt(with_params: bool = False, with_stats: bool = False):
     """Results with their benchmark, run and environment; `params` and `stats` only when asked (JSON
     decoding is most of a large page's time; the tolerance is always there)."""
@@ -121,8 +125,8 @@ def _points_stmt(with_params: bool = False, with_stats: bool = False):
     stats = Result.stats if with_stats else null().label("stats")
     return (select(Result.id, Result.benchmark_id, Benchmark.technique, Benchmark.impl, Benchmark.case_id,
                    Result.metric, Result.unit, Result.direction, Result.value, Result.status, Result.error,
-                   Result.protocol, Result.impl_version, params, Result.samples,
-                   Result.stats["tolerance"].as_float(), stats, Run.id, Run.started_at,
+                   Result.protocol, Result.impl_version, Result.impl_hash, params, Result.samples,
+                   Result.stats["tolerance"].as_float(), stats, Run.id, WHEN.label("started_at"),
                    Run.git_commit, Run.tier, Environment.hardware_key, Environment.software_key,
                    Environment.gpu_name, Environment.cpu, Environment.torch, Environment.triton,
                    Environment.cuda, Environment.driver)
@@ -152,7 +156,7 @@ def series_points(url: Optional[str], benchmark_ids: Iterable[int], metric: str,
         stmt = stmt.where(Environment.software_key.in_(list(software_keys)))
     if tier:
         stmt = stmt.where(Run.tier == tier)
-    return _points(url, stmt.order_by(Run.started_at, Result.id))
+    return _points(url, stmt.order_by(WHEN, Result.id))
 
 
 def run_results(url: Optional[str], run_id: str) -> pd.DataFrame:
@@ -206,7 +210,7 @@ def technique_results(url: Optional[str], technique: str, metrics: Iterable[str]
     run_ids = list(run_ids)
     if run_ids:
         stmt = stmt.where(Result.run_id.in_(run_ids))
-    return _points(url, stmt.order_by(Run.started_at, Result.id))
+    return _points(url, stmt.order_by(WHEN, Result.id))
 
 
 def technique_runs(url: Optional[str], technique: str, metrics: Iterable[str],

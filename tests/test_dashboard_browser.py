@@ -195,3 +195,31 @@ def test_noisy_series_warning_in_chromium(tmp_path, driver):
         out = Path(os.environ.get("KWATCH_SCREENSHOTS") or ROOT / ".pytest_cache" / "screenshots")
         out.mkdir(parents=True, exist_ok=True)
         assert driver.save_screenshot(str(out / "trends-noisy.png"))
+
+
+def test_backfilled_history_on_trends_in_chromium(tmp_path, driver):
+    """Trends over the committed backfill (one run per commit, at the commit's date): one line per kernel version."""
+    from selenium.webdriver.common.by import By
+
+    from db.validate import load_and_validate
+
+    files = sorted((ROOT / "results/h200/history").glob("backfill_*.json.gz")) or \
+        sorted((ROOT / "results/cpu/history").glob("backfill_*.json.gz"))
+    docs = [load_and_validate(str(p)) for p in files]
+    rows = [r for d in docs for r in d["results"]
+            if r["impl"] == "triton_bf16x9" and r["metric"] == "latency_ms" and r["status"] == "ok"]
+    case, hashes = rows[0]["case"], {r["impl_hash"][:7] for r in rows if r["case"] == rows[0]["case"]}
+    assert len(hashes) >= 2  # the kernel changed between the backfilled commits
+    url = f"sqlite:///{tmp_path / 'kw.db'}"
+    ingest(url, list(zip(map(str, files), docs)))
+    with serve(url, tmp_path) as base:
+        driver.get(f"{base}/trends?technique=gemm_fp32_emulation&impl=triton_bf16x9&case={case}"
+                   "&metric=latency_ms&group=impl%20version")
+        wait_rendered(driver, 1)
+        time.sleep(1.0)
+        assert not driver.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
+        legend = " ".join(e.text for e in driver.find_elements(By.CSS_SELECTOR, ".legendtext"))
+        assert all(h in legend for h in hashes), (hashes, legend)
+        out = Path(os.environ.get("KWATCH_SCREENSHOTS") or ROOT / ".pytest_cache" / "screenshots")
+        out.mkdir(parents=True, exist_ok=True)
+        assert driver.save_screenshot(str(out / "trends-history.png"))

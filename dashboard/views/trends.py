@@ -69,7 +69,7 @@ with c7:
                  format_func={"started_at": "date", "commit": "commit"}.get)
 with c8:
     groups = ["hardware · software", "hardware", "software", "impl", "impl version"]
-    group = st.selectbox("one line per", groups, index=3 if len(impls) > 1 else 0, key="trend_group")
+    group = pick("one line per", groups, "group", default=groups[3 if len(impls) > 1 else 0])
 with c9:
     tiers = ["all"] + sorted(runs["tier"].unique())
     tier = st.selectbox("tier", tiers, key="trend_tier")
@@ -82,7 +82,9 @@ if points.empty:
     st.info("No results for this selection.")
     st.stop()
 points = plots.with_spread(points)
-points["impl version"] = points["impl"] + " v" + points["impl_version"].astype(str)
+# kernel version: the spec's number and the hash of the code the implementation imports
+points["impl version"] = (points["impl"] + " v" + points["impl_version"].astype(str)
+                          + points["impl_hash"].fillna("").map(lambda h: f" · {h[:7]}" if h else ""))
 points["hardware · software"] = points["hardware"] + " · " + points["software"]
 cps = pd.concat([data.change_points(url, technique, i, case, metric) for i in sel["impl"]], ignore_index=True)
 acks = pd.concat([data.acknowledgements(url, technique, i, case, metric) for i in sel["impl"]],
