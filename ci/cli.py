@@ -6,12 +6,13 @@ import traceback
 from typing import Optional
 
 import typer
+from typer.exceptions import TyperException
 from rich.console import Console
 
 from ci import backfill, claims_cli, detect, detect_bench, fleet_cli, gate, gate_mutes, grade, nightly
 from dashboard import cli as dashboard_cli
 from db.engine import make_engine, open_db, resolve_url, upgrade
-from db.ingest import ingest_docs, ingest_files
+from db.ingest import ingest_docs, load_files, store_validated, stored_runs
 from db.urls import mask_url, scrub
 from db.validate import ResultFileError
 from runners import cli as runners_cli
@@ -24,7 +25,6 @@ app.add_typer(db_app, name="db")
 app.command("list")(runners_cli.list_cmd)
 
 DB = typer.Option(None, "--db", help="database URL (default: $KWATCH_DB or sqlite:///kwatch.db)")
-
 
 
 @app.command("run")
@@ -53,13 +53,16 @@ def ingest_cmd(files: list[str] = typer.Argument(..., help="result files (schema
                db: Optional[str] = DB) -> None:
     """Load result files into the database: idempotent, all files or none."""
     try:
-        outcomes = ingest_files(open_db(db), files)  # format detected per file
+        loaded = load_files(files)  # format detected per file; all read before the database is opened
     except ResultFileError as exc:
-        console.print(f"[red]refused:[/red] {exc}\nnothing was stored.")
+        console.print(f"refused: {scrub(str(exc))}\nnothing was stored.", markup=False, highlight=False)
         raise typer.Exit(2)
+    with open_db(db)() as session, session.begin():
+        outcomes = store_validated(session, loaded)
     for f, o in zip(files, outcomes):
         what = f"stored {o.results} results" if o.stored else "already stored, skipped"
-        console.print(f"{f}: run {o.run_id}: {what}")
+        partial = " (INCOMPLETE run: it did not finish; stored as incomplete)" if o.incomplete else ""
+        console.print(f"{f}: run {o.run_id}: {what}{partial}", markup=False, highlight=False)
     console.print(f"database: {mask_url(resolve_url(db))}")
 
 
@@ -77,13 +80,29 @@ for _module in (dashboard_cli, claims_cli, gate, gate_mutes, detect, nightly, gr
 
 
 def main() -> None:
-    """The console script: an unexpected error is one line (KWATCH_TRACEBACK=1: the traceback), any
-    database password in it masked."""
+    """The console script: a mistake of the user's (a name, file, URL or database) is one line and
+    exit 2; any other error one line and exit 1 (KWATCH_TRACEBACK=1: the traceback); any database
+    password in them masked."""
+    from db.errors import user_error
+
     try:
-        app()
+        code = app(standalone_mode=False)
+    except typer.Exit as exc:
+        raise SystemExit(exc.exit_code)
+    except typer.Abort:
+        raise SystemExit(130)
+    except TyperException as exc:  # usage (typer's click): an unknown command or option, a bad value
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            exc.show()  # the help itself
+            raise SystemExit(exc.exit_code)
+        console.print(f"error: {' '.join(scrub(exc.format_message()).split())} (--help lists the choices)",
+                      markup=False, highlight=False, soft_wrap=True)
+        raise SystemExit(getattr(exc, "exit_code", 2))
     except Exception as exc:
         if os.environ.get("KWATCH_TRACEBACK"):
             console.print(scrub(traceback.format_exc()), markup=False, highlight=False)
-        console.print(f"error: {type(exc).__name__}: {' '.join(scrub(str(exc)).split())}", markup=False,
-                      highlight=False, soft_wrap=True)
-        raise SystemExit(1)
+        message = user_error(exc)
+        console.print(f"error: {' '.join(scrub(message or f'{type(exc).__name__}: {exc}').split())}",
+                      markup=False, highlight=False, soft_wrap=True)
+        raise SystemExit(1 if message is None else 2)
+    raise SystemExit(code or 0)

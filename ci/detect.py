@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 from rich.table import Table
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from ci.detect_core import PeltSettings, pelt_changes
 from ci.gate_mutes import matching_mute
@@ -172,11 +172,17 @@ def detect_cmd(db: Optional[str] = DB, tier: str = typer.Option("nightly", "--ti
     """Find change points in each series' nightly history (PELT via ruptures); store and list them."""
     from db.engine import open_db
 
-    with open_db(db)() as s, s.begin():
+    from db.models import Run
+
+    with open_db(db, create=False)() as s, s.begin():
+        runs = s.scalar(select(func.count()).select_from(Run).where(Run.tier == tier))
         found = detect(s, tier, technique)
-    Console().print(table(found))
     if json_out:
         json_out.write_text(json.dumps({"method": METHOD, "changes": [d.as_dict() for d in found]}, indent=1))
+    if not runs:
+        console.print(f"no {tier} runs in the database yet: nothing to detect (`kwatch nightly` adds them)")
+        return
+    Console().print(table(found))
     new_reg = [d for d in found if d.new and d.kind == "regression" and not d.acknowledged and not d.muted]
     console.print(f"{len(found)} change points, {len(new_reg)} new regressions")
     if fail_on_new and new_reg:
@@ -190,7 +196,7 @@ def ack_cmd(change_point: int = typer.Argument(..., help="change point id (from 
 
     if not who.strip() or not why.strip():
         raise typer.BadParameter("--who and --why must not be empty")
-    with open_db(db)() as s, s.begin():
+    with open_db(db, create=False)() as s, s.begin():
         try:
             aid = acknowledge(s, change_point, who, why)
         except KeyError as exc:

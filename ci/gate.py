@@ -207,8 +207,10 @@ def gate_cmd(baseline: Optional[str] = typer.Option(None, "--baseline", "-b", he
         json_out.write_text(json.dumps(report, indent=1, default=str))
     if store:
         _store(result, report, db)
-    print(md)
-    console.print(f"gate: {'FAIL' if result.failed else 'PASS'} {result.counts()}")
+    if not (markdown or json_out):
+        print(md)
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(result.counts().items())) or "no series compared"
+    console.print(f"gate: {'FAIL' if result.failed else 'PASS'}: {counts}", highlight=False)
     raise typer.Exit(result.exit_code)
 
 

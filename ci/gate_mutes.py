@@ -90,7 +90,7 @@ def add(technique: str = typer.Option(..., "--technique", "-t"),
         raise typer.BadParameter("--who and --why must not be empty")
     m = Mute(technique=technique, impl=impl, case_id=case, metric=metric, hardware_key=hardware_key,
              who=who, why=why, until=parse_until(until), created_at=datetime.now(timezone.utc))
-    with open_db(db)() as s, s.begin():
+    with open_db(db, create=False)() as s, s.begin():
         s.add(m)
         s.flush()
         mid = m.id
@@ -113,7 +113,7 @@ def remove(mute_id: int = typer.Argument(...), db: Optional[str] = DB) -> None:
     from db.engine import open_db
     from db.models_ci import Mute
 
-    with open_db(db)() as s, s.begin():
+    with open_db(db, create=False)() as s, s.begin():
         m = s.get(Mute, mute_id)
         if m is None:
             raise typer.BadParameter(f"no mute {mute_id}")

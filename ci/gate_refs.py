@@ -56,10 +56,13 @@ def resolve(ref: str, db_url: Optional[str] = None, tier: Optional[str] = None) 
     """REF as a file path first, else a run id / commit / branch in the database (newest run)."""
     if Path(ref).is_file():
         return from_document(ref, load_document(ref), "file")
-    from db.engine import open_db, resolve_url
+    from db.engine import NoDatabase, open_db, resolve_url
     from db.series import latest_run_id, run_document
 
-    factory = open_db(db_url)
+    try:
+        factory = open_db(db_url, create=False)
+    except NoDatabase as exc:
+        raise RefError(f"{ref!r} is neither a file nor a run id, commit or branch: {exc}")
     with factory() as session:
         run_id = latest_run_id(session, ref, tier)
         if run_id is None:

@@ -1,4 +1,5 @@
 """KernelWatch dashboard entry: `kwatch dashboard` runs `streamlit run dashboard/app.py` with $KWATCH_DB set."""
+import logging
 import sys
 from pathlib import Path
 
@@ -9,6 +10,7 @@ if str(ROOT) not in sys.path:  # streamlit puts only dashboard/ on the path
 import streamlit as st  # noqa: E402
 
 from dashboard.data import db_url  # noqa: E402
+from db.errors import page_message  # noqa: E402
 from db.urls import mask_url  # noqa: E402
 
 PAGES = [
@@ -24,4 +26,8 @@ PAGES = [
 st.set_page_config(page_title="KernelWatch", layout="wide")
 page = st.navigation(PAGES)
 st.sidebar.caption(f"database: `{mask_url(db_url())}` (read-only)")
-page.run()
+try:
+    page.run()
+except Exception as exc:  # one line in the page (no server paths, no traceback), the details in the server log
+    logging.getLogger("kwatch.dashboard").exception("page %s failed", page.title)
+    st.error(page_message(exc))

@@ -24,7 +24,7 @@ def dashboard_cmd(db: Optional[str] = typer.Option(None, "--db", help="database 
     from db.engine import open_db, resolve_url
 
     url = resolve_url(db)
-    open_db(url)  # the schema at head, so that an empty database shows empty pages
+    open_db(url, create=False)  # an existing database, its schema at head
     env = {**os.environ, "KWATCH_DB": url,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(APP.parent.parent), os.environ.get("PYTHONPATH")]))}
     cmd = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),

@@ -5,7 +5,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, inspect, make_url, text
 from sqlalchemy.orm import sessionmaker
 
 DEFAULT_URL = "sqlite:///kwatch.db"
@@ -44,24 +44,57 @@ def alembic_config(engine: Engine):
     return cfg
 
 
+# Any fixed 64-bit key: every KernelWatch process migrating one PostgreSQL database takes this lock.
+_MIGRATION_LOCK = 0x6B77617463680001
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Run Alembic migrations up to `revision` on engine's database."""
+    """Run Alembic migrations up to `revision` on engine's database; on PostgreSQL under a
+    transaction-level advisory lock, so concurrent first opens migrate once, one after another."""
     from alembic import command
 
     cfg = alembic_config(engine)
     with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK})
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, revision)
+
+
+class NoDatabase(RuntimeError):
+    """The URL names no KernelWatch database, and the command was not one that creates it."""
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a sqlite URL (None for other backends and in-memory databases)."""
+    u = make_url(url)
+    if u.get_backend_name() != "sqlite" or u.database in (None, "", ":memory:"):
+        return None
+    return Path(u.database)
+
+
+def _has_schema(engine: Engine) -> bool:
+    return inspect(engine).has_table("alembic_version")
 
 
 _upgraded: set[str] = set()
 
 
-def open_db(url: str | None = None, migrate: bool = True) -> sessionmaker:
-    """A session factory for the resolved URL, with the schema at head (once per process)."""
-    engine = make_engine(resolve_url(url))
+def open_db(url: str | None = None, migrate: bool = True, create: bool = True) -> sessionmaker:
+    """A session factory for the resolved URL, with the schema at head (once per process).
+    create=False (commands that only read): raise NoDatabase instead of creating a SQLite file or
+    the schema of an empty database."""
+    resolved = resolve_url(url)
+    path = sqlite_path(resolved)
+    if not create and path is not None and not path.is_file():
+        raise NoDatabase(f"no database at {resolved} (`kwatch run` or `kwatch ingest` creates one; "
+                         "or name another with --db or KWATCH_DB)")
+    engine = make_engine(resolved)
     key = str(engine.url)
     if migrate and key not in _upgraded:
+        if not create and not _has_schema(engine):
+            raise NoDatabase(f"{resolved} holds no KernelWatch tables (`kwatch db upgrade --db URL` "
+                             "creates them; `kwatch ingest` stores runs in it)")
         upgrade(engine)
         _upgraded.add(key)
     return sessionmaker(engine, expire_on_commit=False)

@@ -131,12 +131,12 @@ def run_document(session: Session, run_id: str) -> dict:
 
 
 def latest_run_id(session: Session, ref: str, tier: Optional[str] = None) -> Optional[str]:
-    """The newest run whose id, git commit (or unique prefix of 7+ hex) or branch equals ref."""
+    """The newest run whose id or git commit (or a prefix of 7+ hex of either) or branch equals ref."""
     if session.get(Run, ref) is not None:
         return ref
     conds = [Run.git_branch == ref, Run.git_commit == ref]
     if len(ref) >= 7 and all(c in "0123456789abcdef" for c in ref.lower()):
-        conds.append(Run.git_commit.startswith(ref.lower()))
+        conds += [Run.git_commit.startswith(ref.lower()), Run.id.startswith(ref.lower())]
     q = select(Run.id).where(or_(*conds))
     if tier:
         q = q.where(Run.tier == tier)

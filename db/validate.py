@@ -3,6 +3,8 @@ that name the field."""
 from __future__ import annotations
 
 import json
+import math
+import re
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
@@ -51,13 +53,18 @@ def load_and_validate(path: str | Path) -> dict:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ResultFileError(f"{path}: not valid JSON (truncated?): {exc.msg} at line {exc.lineno} column {exc.colno}")
+        raise ResultFileError(f"{path}: not valid JSON (truncated?): {exc.msg} (line {exc.lineno}, column {exc.colno})")
     validate(doc, str(path))
     return doc
 
 
 def validate(doc: dict, name: str = "document") -> None:
     """Raise ResultFileError for the first schema violation, naming its field path."""
+    if not isinstance(doc, dict):
+        raise ResultFileError(f"{name}: not a result file (a JSON {type(doc).__name__}, not an object)")
+    if "schema" in doc and doc["schema"] != 1:
+        raise ResultFileError(f"{name}: field schema: unsupported schema version {doc['schema']!r} "
+                              "(this KernelWatch reads schema 1)")
     errors = sorted(_validator().iter_errors(doc), key=lambda e: (len(e.path), list(map(str, e.path))))
     if errors:
         e = errors[0]
@@ -67,3 +74,67 @@ def validate(doc: dict, name: str = "document") -> None:
     parse_time(run["started_at"], f"{name}: field run.started_at")
     if run.get("finished_at"):
         parse_time(run["finished_at"], f"{name}: field run.finished_at")
+    check_values(doc, name)
+
+
+# The one policy for implausible input, the same whatever the database: refused, naming the field.
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+PLAUSIBLE = 1e18  # no metric, sample or parameter of a kernel benchmark comes near this magnitude
+TIME_UNITS = {"s", "ms", "us", "ns"}
+
+
+def _bad_value(x) -> str | None:
+    """Why a JSON value cannot be stored as it stands (None if it can)."""
+    if isinstance(x, str):
+        return "contains a NUL byte" if "\x00" in x else None
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    if isinstance(x, float) and math.isnan(x):
+        return "is NaN (write null for a missing value)"
+    if isinstance(x, int) and abs(x) > 2**63:
+        return f"is beyond the float range ({str(x)[:12]}... with {len(str(abs(x)))} digits)"
+    if math.isinf(x):
+        return f"is {x} (write null for a missing value)"
+    if abs(x) > PLAUSIBLE:
+        return f"is {x:g}, beyond any plausible measurement (|x| > {PLAUSIBLE:g})"
+    return None
+
+
+def _walk(x, path: list):
+    """(path, value) of every scalar and every dict key inside x."""
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield path + [k], k
+            yield from _walk(v, path + [k])
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            yield from _walk(v, path + [i])
+    else:
+        yield path, x
+
+
+def check_values(doc: dict, name: str = "document") -> None:
+    """Refuse, naming the field: NaN, +-Inf, numbers beyond float range or 1e18, NUL bytes, negative
+    times, a run id that is not a plain identifier, a run without results, duplicate rows."""
+    for path, x in _walk(doc, []):
+        why = _bad_value(x)
+        if why:
+            raise ResultFileError(f"{name}: field {_path(path)}: {why}")
+    run_id = doc["run"]["id"]
+    if not RUN_ID.fullmatch(run_id):
+        raise ResultFileError(f"{name}: field run.id: {run_id[:80]!r} is not a plain identifier "
+                              "(letters, digits, '.', '_', '-'; at most 64)")
+    if not doc["results"]:
+        raise ResultFileError(f"{name}: field results: the run has no results")
+    seen: dict[tuple, int] = {}
+    for i, r in enumerate(doc["results"]):
+        if r["unit"] in TIME_UNITS:
+            neg = [v for v in [r["value"], *r["samples"]] if v is not None and v < 0]
+            if neg:
+                field = "value" if r["value"] is not None and r["value"] < 0 else "samples"
+                raise ResultFileError(f"{name}: field results[{i}].{field}: a negative time ({neg[0]:g} {r['unit']})")
+        key = (r["technique"], r["impl"], r["case"], r["metric"])
+        if key in seen:
+            raise ResultFileError(f"{name}: field results[{i}]: a second row for {'/'.join(key)} "
+                                  f"(first at results[{seen[key]}])")
+        seen[key] = i

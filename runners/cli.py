@@ -24,7 +24,12 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 def list_cmd(technique: Optional[str] = typer.Option(None, "--technique", "-t"),
              tier: Optional[str] = typer.Option(None, "--tier")) -> None:
     """List techniques, implementations and cases."""
-    techs = [get(technique)] if technique else list(techniques().values())
+    if tier is not None and tier not in TIERS:
+        raise typer.BadParameter(f"tier must be one of {', '.join(TIERS)}", param_hint="--tier")
+    try:
+        techs = [get(technique)] if technique else list(techniques().values())
+    except KeyError as exc:
+        raise typer.BadParameter(str(exc.args[0]), param_hint="--technique")
     out = Console()
     for tech in techs:
         t = Table(title=f"{tech.name} — {tech.section}", title_justify="left")

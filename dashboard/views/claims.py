@@ -1,4 +1,5 @@
 """Claims page: every claim beside what we reproduced, with source, who measured it, hardware, status."""
+import logging
 import math
 
 import pandas as pd
@@ -6,6 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import data
+from db.errors import page_message
 
 STATUS_COLORS = {"reproduced": "#16a34a", "not reproduced": "#f59e0b", "contradicted": "#dc2626",
                  "not reproducible on our hardware": "#6366f1", "pending": "#94a3b8"}
@@ -16,8 +18,9 @@ try:
 except ImportError as exc:
     st.info(f"The claims ledger is not available in this checkout: {exc}")
     st.stop()
-except Exception as exc:  # the ledger is computed from stored results; show why it could not be
-    st.error(f"The claims ledger could not be computed: {type(exc).__name__}: {str(exc)[:400]}")
+except Exception as exc:  # the ledger is computed from stored results; say why it could not be
+    logging.getLogger("kwatch.dashboard").exception("claims ledger failed")
+    st.error(page_message(exc))
     st.stop()
 if ledger.empty:
     st.info("No claims are registered.")
