@@ -9,7 +9,7 @@ from tests.test_dashboard_pages import PAGES, run_page
 @pytest.fixture
 def overwritten_url(tmp_path):
     from db.engine import make_engine, open_db
-    from db.pytest_benchmark import ingest_files
+    from db.ingest import ingest_files
 
     path = tmp_path / "kw.db"
     url = f"sqlite:///{path}"

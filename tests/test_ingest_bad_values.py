@@ -7,7 +7,7 @@ from sqlalchemy import func, select
 
 from db.engine import open_db
 from db.models import Benchmark, Environment, Result, Run
-from db.pytest_benchmark import ingest_files
+from db.ingest import ingest_files
 from db.validate import ResultFileError
 from tests.conftest import kwatch
 from tests.ingest_docs import doc, mutated, write
