@@ -53,16 +53,18 @@ def ingest_cmd(files: list[str] = typer.Argument(..., help="result files (schema
                db: Optional[str] = DB) -> None:
     """Load result files into the database: idempotent, all files or none."""
     try:
-        loaded = load_files(files)  # format detected per file; all read before the database is opened
+        # Every file read (format detected per file) before the database is opened for writing.
+        loaded = load_files(files, stored_runs(db))
     except ResultFileError as exc:
-        console.print(f"refused: {scrub(str(exc))}\nnothing was stored.", markup=False, highlight=False)
+        console.print(f"refused: {scrub(str(exc))}\nnothing was stored.", markup=False, highlight=False,
+                      soft_wrap=True)
         raise typer.Exit(2)
     with open_db(db)() as session, session.begin():
         outcomes = store_validated(session, loaded)
     for f, o in zip(files, outcomes):
         what = f"stored {o.results} results" if o.stored else "already stored, skipped"
         partial = " (INCOMPLETE run: it did not finish; stored as incomplete)" if o.incomplete else ""
-        console.print(f"{f}: run {o.run_id}: {what}{partial}", markup=False, highlight=False)
+        console.print(f"{f}: run {o.run_id}: {what}{partial}", markup=False, highlight=False, soft_wrap=True)
     console.print(f"database: {mask_url(resolve_url(db))}")
 
 

@@ -295,7 +295,7 @@ def to_markdown(doc: dict) -> str:
 def register(app) -> None:
     import typer
 
-    def detect_bench_cmd(out: Path = typer.Option(Path("results/detector_benchmark.json"), "--out"),
+    def detect_bench_cmd(out: Path = typer.Option(Path("docs/data/detector_benchmark.json"), "--out"),
                          md: Optional[Path] = typer.Option(None, "--markdown", help="also write the tables here"),
                          reps: int = typer.Option(4, "--reps"), processes: int = typer.Option(2, "--processes"),
                          runs: Optional[list[str]] = typer.Option(None, "--runs", help="glob of repeated whole-run "

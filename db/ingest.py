@@ -135,25 +135,40 @@ def ingest_docs(session_factory, docs: list[tuple[str, dict]], source: str = "kw
         return store_validated(session, [(name, doc, source) for name, doc in docs])
 
 
-def load_any(path: str | Path) -> tuple[dict, str]:
-    """(validated schema-1 document, source) for a KernelWatch result file or a pytest-benchmark file."""
+def load_any(path: str | Path, stored: dict[str, str] | None = None) -> tuple[dict, str]:
+    """(validated schema-1 document, source) for a KernelWatch result file or a pytest-benchmark file.
+    A document whose run `stored` (run id -> content hash) holds with the same content is not
+    validated again: it was when it was stored."""
     try:
         raw = json.loads(read_text(path))
     except UNREADABLE:
         return load_and_validate(path), "kwatch"  # raises ResultFileError naming the problem
+    source = "kwatch"
     if is_pytest_benchmark(raw):
         if not isinstance(raw["benchmarks"], list):
             raise ResultFileError(f"{path}: field benchmarks: not a list")
-        doc = to_document(raw, str(path))
-        validate(doc, str(path))
-        return doc, "pytest-benchmark"
-    validate(raw, str(path))
-    return raw, "kwatch"
+        raw, source = to_document(raw, str(path)), "pytest-benchmark"
+    run_id = raw.get("run", {}).get("id") if isinstance(raw, dict) and isinstance(raw.get("run"), dict) else None
+    if not (stored and isinstance(run_id, str) and stored.get(run_id) == content_hash(raw)):
+        validate(raw, str(path))
+    return raw, source
 
 
-def load_files(paths: list[str]) -> list[tuple[str, dict, str]]:
+def load_files(paths: list[str], stored: dict[str, str] | None = None) -> list[tuple[str, dict, str]]:
     """(path, validated document, source) per file; raises ResultFileError at the first bad one."""
-    return [(p, *load_any(p)) for p in paths]
+    return [(p, *load_any(p, stored)) for p in paths]
+
+
+def stored_runs(url: str | None) -> dict[str, str]:
+    """Run id -> content hash of every run stored at url ({} where there is no database yet)."""
+    from db.engine import NoDatabase, open_db
+
+    try:
+        factory = open_db(url, create=False)
+    except NoDatabase:
+        return {}
+    with factory() as session:
+        return dict(session.execute(select(Run.id, Run.content_hash)).all())
 
 
 def ingest_files(session_factory, paths: list[str]) -> list:

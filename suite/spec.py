@@ -33,7 +33,9 @@ REL_ERR = Metric("rel_err", "1", "lower")
 @dataclass(frozen=True)
 class Tolerance:
     """Accuracy class: error vs the oracle must be <= k * error of `lowp` (a plain low-precision
-    run of the same math, "module:function") + floor."""
+    run of the same math, "module:function") + floor. Every smoke check's bound is chosen so that a
+    correct implementation uses at most half of it on any of 200 seeds drawn like the runner's
+    (runners/smoke_calibration.json, kept in step by tests/test_smoke_tolerances.py)."""
 
     lowp: str
     k: float = 4.0

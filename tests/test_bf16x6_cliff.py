@@ -15,7 +15,7 @@ from suite.techniques.gemm_fp32_emulation.cliff import CLIFF, cliff_inputs
 from suite.techniques.gemm_fp32_emulation.reference import lowp_fp32
 from tests.conftest import ROOT
 
-SEARCH = ROOT / "results" / "cpu" / "bf16x6_cliff.json"
+SEARCH = ROOT / "docs" / "data" / "cpu_bf16x6_cliff.json"
 
 
 def _cliff(k: int, seed: int = 0, **kw):
@@ -86,7 +86,7 @@ def test_real_planes_kernel_interpreted_shows_the_cliff():
 
 
 def test_committed_search_names_the_class():
-    """results/cpu/bf16x6_cliff.json: every point where x6 fails and x9 holds cancels its leading
+    """docs/data/cpu_bf16x6_cliff.json: every point where x6 fails and x9 holds cancels its leading
     pieces (cancel = 1) with mostly one-signed low pieces (bias >= 0.5) over K >= 128; no point
     fails x9 in the structured searches."""
     doc = json.loads(SEARCH.read_text())

@@ -34,7 +34,7 @@ def test_baseline_rules():
 
 
 def test_committed_figures_cover_the_three_detectors_and_all_steps():
-    doc = json.loads((ROOT / "results/detector_benchmark.json").read_text())
+    doc = json.loads((ROOT / "docs/data/detector_benchmark.json").read_text())
     entry = doc["by_noise_scale"]["1.0"]["all series"]
     assert set(entry) == {"pelt (ruptures)", "conbench z-score (abs z > 5, lookback 20)", "fixed 5% vs median of last 5"}
     for det in entry.values():
@@ -96,12 +96,12 @@ def test_committed_figures_are_for_the_detector_as_configured(name):
 
     from ci.detect_core import PeltSettings
 
-    doc = json.loads((ROOT / "results" / name).read_text())
+    doc = json.loads((ROOT / "docs/data" / name).read_text())
     assert doc["pelt_settings"] == asdict(PeltSettings())
 
 
 def test_repeats_figures_use_every_committed_repeated_run():
-    doc = json.loads((ROOT / "results/detector_benchmark_h200_repeats.json").read_text())
+    doc = json.loads((ROOT / "docs/data/detector_benchmark_h200_repeats.json").read_text())
     committed = sorted(p.name for p in (ROOT / "results/h200/repeats").glob("rep_*.json.gz"))
     assert [f.rpartition("/")[2] for f in doc["files"]] == committed and len(committed) >= 10
     assert doc["noise_source"].startswith("repeated runs")

@@ -2,8 +2,8 @@
 rule while BF16x9 holds, on an exact CPU model of the planes kernel; then the real kernels on the
 worst inputs (the Triton interpreter on the CPU, the compiled kernels and cuBLAS on a GPU).
 
-  python -m runners.studies.bf16x6_cliff search --out results/cpu/bf16x6_cliff.json
-  python -m runners.studies.bf16x6_cliff confirm --search results/cpu/bf16x6_cliff.json --out c.json
+  python -m runners.studies.bf16x6_cliff search --out docs/data/cpu_bf16x6_cliff.json
+  python -m runners.studies.bf16x6_cliff confirm --search docs/data/cpu_bf16x6_cliff.json --out c.json
 
 Imports only the standard library, numpy, torch, triton and torch-only project modules: it runs
 on the GPU host, whose image lacks the database and dashboard packages.
