@@ -12,20 +12,23 @@ def probe(fn, case, device: str, seed: int) -> list[dict]:
     """Rows: bits_per_elem, zero_frac and (outlier tensors) rel_err_bulk, each over the case's seeds."""
     p = case.params
     fmt = FORMATS[fn.keywords["fmt"]]
-    zero, bulk = [], []
+    zero, counts, bulk = [], [], []
     for s in range(seed, seed + case.seeds):
         x = make_inputs(p, s, device)["x"]
         out = torch.empty_like(x)
         fn(out, x=x)
         nz = x != 0
-        zero.append(((out == 0) & nz).sum().item() / max(1, nz.sum().item()))
+        k, n = ((out == 0) & nz).sum().item(), nz.sum().item()
+        zero.append(k / max(1, n))
+        counts.append({"k": k, "n": n})
         keep = ~outlier_columns(p, s, device)
         if not keep.all():
             xb, ob = x[:, keep].double(), out[:, keep].double()
             bulk.append((torch.linalg.vector_norm(ob - xb) / torch.linalg.vector_norm(xb)).item())
     rows = [{"metric": "bits_per_elem", "unit": "bit", "direction": "lower",
              "value": fmt.bits(p["rows"], p["cols"]), "stats": {"scale": fmt.scale, "block": fmt.block}},
-            {"metric": "zero_frac", "unit": "1", "direction": "lower", "value": max(zero), "samples": zero}]
+            {"metric": "zero_frac", "unit": "1", "direction": "lower", "value": max(zero), "samples": zero,
+             "stats": counts[zero.index(max(zero))]}]  # k of n values of the worst seed
     if bulk:
         rows.append({"metric": "rel_err_bulk", "unit": "1", "direction": "lower", "value": max(bulk),
                      "samples": bulk, "stats": {"over": "the non-outlier channels"}})
