@@ -43,6 +43,8 @@ def _unfused(inp):
     (13, 160, 384, 128, {"BM": 16, "BN": 32, "BK": 64, "SPLIT_K": 4, "BIAS": False}),
     (40, 64, 512, 64, {"BM": 32, "BN": 32, "BK": 64, "SPLIT_K": 1, "BIAS": False}),
     (33, 48, 256, 128, {"BM": 16, "BN": 32, "BK": 128, "SPLIT_K": 1, "BIAS": True}),
+    (13, 160, 384, 128, {"BM": 16, "BN": 32, "BK": 64, "SPLIT_K": 2, "BIAS": True, "gather": True}),
+    (40, 64, 512, 64, {"BM": 32, "BN": 32, "BK": 64, "SPLIT_K": 1, "BIAS": False, "gather": True}),
 ])
 def test_fused_kernel_matches_dequantize_then_gemm(m, n, k, group, config):
     inp = R.make_inputs({"m": m, "n": n, "k": k, "group": group}, seed=m, device="cpu")

@@ -11,7 +11,7 @@ def group_scales(x: torch.Tensor, group: int) -> torch.Tensor:
     """(R, C) float -> (R, C // group) fp16 scales amax / 7 (a zero group gets scale 0)."""
     r, c = x.shape
     amax = x.float().abs().reshape(r, c // group, group).amax(-1)
-    return (amax / QMAX).to(torch.float16)
+    return (amax / torch.full_like(amax, QMAX)).to(torch.float16)  # a tensor divisor: IEEE on CUDA too
 
 
 def quantize(x: torch.Tensor, scales: torch.Tensor) -> torch.Tensor:

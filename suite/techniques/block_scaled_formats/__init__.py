@@ -42,9 +42,10 @@ TECHNIQUE = Technique(
         *(_case(r, d, 1024, 4096, ("full",), seeds=2) for r in _ROLES for d in _DISTS),
     ),
     # Each implementation must land on its format's specification, computed independently in fp64
-    # by nearest value on an enumerated grid: the same error (k = 1; both round the same elements
-    # the same way, so only the float64 norm's last bits may differ).
-    tolerances={name: Tolerance(f"{_REF}:lowp_{name}", k=1.0, floor=1e-12) for name in FORMATS},
+    # by nearest value on an enumerated grid: the same error to 3 digits (on the CPU they agree
+    # element for element; on the H200 a run at 795e7d6 exceeded k = 1 by the last digits, torch's
+    # CUDA division by a Python number going through its reciprocal).
+    tolerances={name: Tolerance(f"{_REF}:lowp_{name}", k=1.001, floor=1e-12) for name in FORMATS},
     metrics=(LATENCY, REL_ERR),
     probe=f"{_PKG}.probe:probe",
     claims=("per_tensor_useless_4bit", "nvfp4_lower_error_than_mxfp4", "fp4_2x_fp8_weight_bytes",

@@ -50,6 +50,12 @@ def _by_block(x: torch.Tensor, block: int) -> torch.Tensor:
     return x.reshape(1, 1, -1) if block == -1 else x.reshape(r, -1, c if block == 0 else block)
 
 
+def _const(like: torch.Tensor, value: float) -> torch.Tensor:
+    """A tensor divisor: on CUDA torch divides by a Python number through its reciprocal, which is
+    not the correctly rounded quotient the specification's fp32 division gives."""
+    return torch.full_like(like, value)
+
+
 def _divide(x: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
     return torch.where(s > 0, x / torch.where(s > 0, s, 1.0), 0.0)
 
@@ -63,7 +69,7 @@ def qdq(x: torch.Tensor, name: str) -> torch.Tensor:
     xb = _by_block(x.float(), fmt.block)
     amax = xb.abs().amax(-1, keepdim=True)
     if fmt.name == "nvfp4":
-        s_tensor = amax.amax() / (E2M1_MAX * E4M3_MAX)  # fp32, stored per tensor
+        s_tensor = amax.amax() / _const(amax.amax(), E2M1_MAX * E4M3_MAX)  # fp32, stored per tensor
         if s_tensor == 0:
             return torch.zeros_like(x)
         d = (amax / (E2M1_MAX * s_tensor)).clamp(max=E4M3_MAX).to(torch.float8_e4m3fn)  # RNE
@@ -71,7 +77,7 @@ def qdq(x: torch.Tensor, name: str) -> torch.Tensor:
     elif fmt.scale == "e8m0":
         s = e8m0(amax, EMAX_E2M1 if fmt.element == "e2m1" else EMAX_INT4).float()
     else:  # one fp32 scale for the tensor
-        s = amax / (INT4_MAX if fmt.element == "int4" else E4M3_MAX)
+        s = amax / _const(amax, INT4_MAX if fmt.element == "int4" else E4M3_MAX)
     v = _divide(xb, s)
     if fmt.element == "e2m1":
         values = unpack_fp4(pack_fp4(e2m1_codes(v)))

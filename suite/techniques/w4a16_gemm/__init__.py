@@ -38,6 +38,9 @@ TECHNIQUE = Technique(
         Impl("triton_w4a16", f"{_PKG}.triton_w4a16_kernel:run", requires=("triton",),
              note="int4 (8 per int32 along K) x fp16 scales per 128, dequantized in the mainloop; "
                   "serial split-K for small M"),
+        Impl("triton_w4a16_gather", f"{_PKG}.triton_w4a16_kernel:run", args={"gather": True},
+             requires=("triton",), note="the same kernel, each weight loading its own packed word "
+             "(no interleaving reshape)"),
         Impl("triton_dequant_cublas", f"{_PKG}.triton_unfused:run", requires=("triton",),
              note="one Triton pass writes bf16 weights (K,N), then torch.mm"),
         Impl("torch_dequant_cublas", f"{_PKG}.torch_unfused:run",

@@ -19,7 +19,7 @@ from suite.lib.triton_round import round_bf16
 def w4a16_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
                  sam, sak, sqk, sqn, ssg, ssn, scm, scn, M_BUCKET,
                  GROUP: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-                 SPLIT_K: tl.constexpr, BIAS: tl.constexpr, UPCAST: tl.constexpr):
+                 SPLIT_K: tl.constexpr, BIAS: tl.constexpr, GATHER: tl.constexpr, UPCAST: tl.constexpr):
     pid_n = tl.program_id(0)
     pid_m = tl.program_id(1)
     pid_k = tl.program_id(2)
@@ -36,10 +36,16 @@ def w4a16_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
         k0 = step * BK
         a = tl.load(a_ptr + rm[:, None] * sam + (k0 + rk)[None, :] * sak,
                     mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K), other=0.0)
-        words = tl.load(qw_ptr + (k0 // 8 + rw)[:, None] * sqk + rn[None, :] * sqn,
-                        mask=((k0 // 8 + rw)[:, None] < K // 8) & (rn[None, :] < N), other=0)
-        nib = (words[:, None, :] >> shifts[None, :, None]) & 0xF  # (BK/8, 8, BN)
-        codes = tl.reshape(nib, (BK, BN))  # q + 8, in 0..15
+        if GATHER:  # each (k, n) loads its own word (8 loads of each, from L1) and shifts it
+            kk = k0 + rk
+            words = tl.load(qw_ptr + (kk // 8)[:, None] * sqk + rn[None, :] * sqn,
+                            mask=(kk[:, None] < K) & (rn[None, :] < N), other=0)
+            codes = (words >> ((kk % 8) * 4)[:, None]) & 0xF
+        else:
+            words = tl.load(qw_ptr + (k0 // 8 + rw)[:, None] * sqk + rn[None, :] * sqn,
+                            mask=((k0 // 8 + rw)[:, None] < K // 8) & (rn[None, :] < N), other=0)
+            nib = (words[:, None, :] >> shifts[None, :, None]) & 0xF  # (BK/8, 8, BN)
+            codes = tl.reshape(nib, (BK, BN))  # q + 8, in 0..15
         # BK divides GROUP: one scale row per K step.
         s = tl.load(s_ptr + (k0 // GROUP) * ssg + rn * ssn, mask=rn < N, other=0.0).to(tl.float32)
         if BIAS:
@@ -105,7 +111,7 @@ def _prune(configs, named_args, **kwargs):
     return [c for c in configs if c.kwargs["BM"] == bucket] or configs
 
 
-_KEY = ["M_BUCKET", "N", "K"]
+_KEY = ["M_BUCKET", "N", "K", "GATHER"]
 small_m = triton.autotune(SMALL_M, key=_KEY, prune_configs_by={"early_config_prune": _prune})(w4a16_kernel)
 large_m = triton.autotune(LARGE_M, key=_KEY)(w4a16_kernel)
 
@@ -123,11 +129,12 @@ def scratch(m: int, n: int, device) -> tuple[torch.Tensor, torch.Tensor]:
     return _SCRATCH[key]
 
 
-def launch(out, a, qweight, scales, kernel=None, **config) -> None:
+def launch(out, a, qweight, scales, gather: bool = False, kernel=None, **config) -> None:
     """out (M,N) bf16 = a (M,K) bf16 @ W^T, W (N,K) = int4 codes of qweight (K/8, N) int32 x
     scales (K/G, N) fp16; `kernel` an autotuned variant, or the plain kernel with `config` given.
     config BIAS: bf16 weights q + 136 built from the code bits, the scale on each step's partial
-    product; else q * s in fp32 rounded to bf16 (the unfused path's very weights)."""
+    product; else q * s in fp32 rounded to bf16 (the unfused path's very weights).
+    gather: each weight loads its own packed word and shifts it (no interleaving reshape)."""
     m, k = a.shape
     n = qweight.shape[1]
     group = k // scales.shape[0]
@@ -142,11 +149,11 @@ def launch(out, a, qweight, scales, kernel=None, **config) -> None:
     dst = torch.empty(m, n, device=a.device, dtype=torch.float32) if interp_run else out
     grid = lambda meta: (triton.cdiv(n, meta["BN"]), triton.cdiv(m, meta["BM"]), meta["SPLIT_K"])
     kernel[grid](a, qweight, scales, dst, ws, locks, m, n, k, *a.stride(), *qweight.stride(),
-                 *scales.stride(), *dst.stride(), bucket, GROUP=group, UPCAST=interp_run, **config)
+                 *scales.stride(), *dst.stride(), bucket, GROUP=group, GATHER=gather, UPCAST=interp_run, **config)
     if interp_run:
         out.copy_(dst)
 
 
-def run(out, a, qweight, scales, w_bf16=None) -> None:
+def run(out, a, qweight, scales, w_bf16=None, gather: bool = False) -> None:
     """out (M,N) bf16 = a (M,K) bf16 @ dequant(qweight (K/8,N) int32, scales (K/G,N) fp16)^T, fused."""
-    launch(out, a, qweight, scales)
+    launch(out, a, qweight, scales, gather)
