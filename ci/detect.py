@@ -1,4 +1,4 @@
-"""`kwatch detect` and `kwatch ack`: change points over nightly history, stored; acknowledgements re-baseline."""
+"""`kwatch detect` and `kwatch ack`: the online detector over nightly history, stored; acknowledgements re-baseline."""
 from __future__ import annotations
 
 import json
@@ -12,13 +12,13 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import func, select
 
-from ci.detect_core import PeltSettings, pelt_changes
 from ci.gate_mutes import matching_mute
+from db.detector import DetectorSettings, online_changes
 from db.verdict import metric_kind
 from db.series import Point, SeriesKey, all_series
 
 console = Console(stderr=True)
-METHOD = "PELT (ruptures), l2 on log values"
+METHOD = "online rank rule (db.detector): 3 nights beyond every reference night"
 
 
 @dataclass
@@ -31,14 +31,22 @@ class Detected:
     after: float
     rel_change: float
     kind: str  # regression | improvement | neutral
-    new: bool
+    new: bool  # stored by this pass
     acknowledged: Optional[dict]
     muted: Optional[dict] = None  # listed, but does not fail the nightly job
+    late: bool = False  # raised on a night before the newest one (detection had not run then)
+    alerted_run_id: Optional[str] = None  # the night whose evaluation raised it
+
+    @property
+    def news(self) -> bool:
+        """A regression found tonight, on time, neither acknowledged nor muted: what fails the job."""
+        return self.new and not self.late and self.kind == "regression" and not self.acknowledged and not self.muted
 
     def as_dict(self) -> dict:
         return {"id": self.id, **self.key.as_dict(), "run_id": self.run_id, "started_at": self.started_at.isoformat(),
                 "before": self.before, "after": self.after, "rel_change": self.rel_change, "kind": self.kind,
-                "new": self.new, "acknowledged": self.acknowledged, "muted": self.muted}
+                "new": self.new, "late": self.late, "alerted_run_id": self.alerted_run_id,
+                "acknowledged": self.acknowledged, "muted": self.muted}
 
 
 def _aware(t: datetime) -> datetime:
@@ -63,8 +71,9 @@ def _kind(key: SeriesKey, direction: str, rel: float) -> str:
 
 
 def _near(stored: dict, key: SeriesKey, pts: list[Point], index: int, rel: float):
-    """A stored change of this series, of the same sign, located within one night of `index`."""
-    for j in (index - 1, index + 1):
+    """A stored change of this series, of the same sign, located within one night of `index` (a change
+    stored by an earlier detector, or before a late run was ingested between its nights)."""
+    for j in (index, index - 1, index + 1):
         if 0 <= j < len(pts):
             row = stored.get((key, pts[j].run_id))
             if row is not None and (row.rel_change or 0) * rel > 0:
@@ -73,8 +82,9 @@ def _near(stored: dict, key: SeriesKey, pts: list[Point], index: int, rel: float
 
 
 def detect(session, tier: str = "nightly", techniques: Optional[list[str]] = None,
-           settings: PeltSettings = PeltSettings()) -> list[Detected]:
-    """Detect change points in every series since its last acknowledgement; store new ones."""
+           settings: DetectorSettings = DetectorSettings()) -> list[Detected]:
+    """Replay each series night by night since its last acknowledgement (db.detector.online_changes);
+    store each alert once. One raised on an earlier night than the newest is stored as late."""
     from db.models_ci import ChangePoint
 
     acks = _acks(session)
@@ -89,27 +99,24 @@ def detect(session, tier: str = "nightly", techniques: Optional[list[str]] = Non
                             and (since is None or _aware(p.started_at) >= since)]
         if len(pts) < settings.min_nights:
             continue
-        for ch in pelt_changes([p.value for p in pts], settings):
-            p = pts[ch.index]
+        for alert in online_changes([p.value for p in pts], settings):
+            ch, p, at = alert.change, pts[alert.change.index], pts[alert.night]
             kind = _kind(key, p.direction, ch.rel_change)
-            row = stored.get((key, p.run_id)) or _near(stored, key, pts, ch.index, ch.rel_change)
+            row = _near(stored, key, pts, ch.index, ch.rel_change)
             new = row is None
-            if row is not None and row.run_id != p.run_id and (key, p.run_id) not in stored:
-                # The same change, located one night off now that more nights are in: move it.
-                stored.pop((key, row.run_id), None)
-                row.run_id, row.run_started_at = p.run_id, p.started_at
-                row.before_value, row.after_value, row.rel_change = ch.before, ch.after, ch.rel_change
-                stored[(key, p.run_id)] = row
-                session.flush()
+            late = new and alert.night < len(pts) - 1
             if new:
                 row = ChangePoint(**key.as_dict(), run_id=p.run_id, run_started_at=p.started_at, method=METHOD,
                                   before_value=ch.before, after_value=ch.after, rel_change=ch.rel_change, kind=kind,
-                                  detected_at=now, details={"settings": settings.__dict__, "points": len(pts)})
+                                  detected_at=now, details={"settings": settings.__dict__, "points": len(pts),
+                                                            "alerted_run_id": at.run_id, "late": late})
                 session.add(row)
                 session.flush()
                 stored[(key, p.run_id)] = row
-            found.append(Detected(row.id, key, p.run_id, p.started_at, ch.before, ch.after, ch.rel_change, kind,
-                                  new, None))
+            details = row.details or {}
+            found.append(Detected(row.id, key, row.run_id, _aware(row.run_started_at), row.before_value,
+                                  row.after_value, row.rel_change, row.kind, new, None,
+                                  late=bool(details.get("late")), alerted_run_id=details.get("alerted_run_id")))
     # Stored change points that an acknowledgement covers are listed as acknowledged, not alerting.
     for key, items in acks.items():
         for a in items:
@@ -155,7 +162,8 @@ def table(found: list[Detected]) -> Table:
     for col in ("id", "series", "run", "before", "after", "change", "kind", "state"):
         t.add_column(col)
     for d in sorted(found, key=lambda d: (d.acknowledged is not None, d.kind != "regression", -abs(d.rel_change))):
-        state = f"acknowledged by {d.acknowledged['who']}" if d.acknowledged else ("NEW" if d.new else "alerting")
+        state = f"acknowledged by {d.acknowledged['who']}" if d.acknowledged else (
+            ("found late" if d.late else "NEW") if d.new else "alerting")
         state += f" (muted by {d.muted['who']})" if d.muted else ""
         t.add_row(str(d.id), d.key.label(), d.run_id[:12], f"{d.before:.4g}", f"{d.after:.4g}",
                   f"{d.rel_change:+.1%}", d.kind, state)
@@ -169,7 +177,7 @@ def detect_cmd(db: Optional[str] = DB, tier: str = typer.Option("nightly", "--ti
                technique: Optional[list[str]] = typer.Option(None, "--technique", "-t"),
                json_out: Optional[Path] = typer.Option(None, "--json"),
                fail_on_new: bool = typer.Option(False, "--fail-on-new", help="exit 1 on a new regression")) -> None:
-    """Find change points in each series' nightly history (PELT via ruptures); store and list them."""
+    """Replay each series' nightly history with the online detector; store and list its alerts."""
     from db.engine import open_db
 
     from db.models import Run
@@ -183,8 +191,10 @@ def detect_cmd(db: Optional[str] = DB, tier: str = typer.Option("nightly", "--ti
         console.print(f"no {tier} runs in the database yet: nothing to detect (`kwatch nightly` adds them)")
         return
     Console().print(table(found))
-    new_reg = [d for d in found if d.new and d.kind == "regression" and not d.acknowledged and not d.muted]
-    console.print(f"{len(found)} change points, {len(new_reg)} new regressions")
+    new_reg = [d for d in found if d.news]
+    late = [d for d in found if d.new and d.late]
+    console.print(f"{len(found)} change points, {len(new_reg)} new regressions"
+                  + (f", {len(late)} found late (listed once, not failing)" if late else ""))
     if fail_on_new and new_reg:
         raise typer.Exit(1)
 

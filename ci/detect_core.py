@@ -1,6 +1,7 @@
-"""Change-point detection over one series of nightly values, and the two baselines it is judged against.
+"""Baselines the shipped detector (db.detector) is benchmarked against: PELT, the detector shipped
+before it, run online over the last 20 nights; Conbench's z-score; a fixed 5% threshold.
 
-Method: PELT (Killick, Fearnhead & Eckley 2012, "Optimal detection of changepoints with a linear
+PELT (Killick, Fearnhead & Eckley 2012, "Optimal detection of changepoints with a linear
 computational cost", JASA) as implemented by the `ruptures` package, on log values (so steps are
 relative), L2 cost (a single outlier night cannot form a segment),
 penalty = beta * sigma^2 * log(n) with sigma a robust (MAD of first differences) noise scale,
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from db.noise import MIN_REL
+from db.detector import MIN_REL
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class PeltSettings:
     # CV < 2%): a 3-night minimum segment cut transient false alarms by 3x at the same 5%-step recall.
     beta: float = 4.0  # penalty multiplier on sigma^2 log(n)
     min_size: int = 3  # nights per segment, at least: a change is confirmed by 3 nights (delay <= 2)
-    min_rel: float = MIN_REL  # smallest relative change reported (db.noise uses it for the noise floor)
+    min_rel: float = MIN_REL  # smallest relative change reported (the shipped detector's floor too)
     sigma_floor: float = 0.002  # relative noise never assumed below 0.2%
     window: int = 20  # nights looked at when run online
     # Chosen on the 17 repeated H200 runs (73 series); the benchmark's figures are on those runs and,

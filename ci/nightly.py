@@ -37,8 +37,8 @@ def night_verdicts(session, doc: dict):
 def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[list[str]] = None) -> tuple[dict, int]:
     """Ingest a nightly document, detect, write nightly.md / nightly.html / nightly.json; (summary, exit code)."""
     from ci.detect import detect
-    from ci.detect_core import PeltSettings
     from ci.report_nightly import new_histories, run_dates, summarize, to_html, to_markdown, too_noisy
+    from db.detector import DetectorSettings
     from db.engine import open_db
     from db.ingest import ingest_doc
     from db.series import all_series
@@ -57,7 +57,7 @@ def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[li
     with factory() as s:
         series = all_series(s, doc["run"]["tier"], techniques or None, with_samples=False)
     summary = summarize(doc, changes, verdicts, too_noisy(series),
-                        new_histories(series, doc["run"]["id"], PeltSettings().min_nights), run_dates(series))
+                        new_histories(series, doc["run"]["id"], DetectorSettings().min_nights), run_dates(series))
     md = to_markdown(summary)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "nightly.md").write_text(md)
@@ -65,7 +65,8 @@ def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[li
     (out_dir / "nightly.json").write_text(json.dumps(
         {"run_id": doc["run"]["id"], "counts": summary["counts"],
          "new_regressions": [c.as_dict() for c in summary["new_regressions"]],
-         "alerting": [c.as_dict() for c in summary["alerting"]], "failures": summary["failures"],
+         "alerting": [c.as_dict() for c in summary["alerting"]], "found_late": [c.as_dict() for c in summary["late"]],
+         "failures": summary["failures"],
          "expected_failures": summary["expected"], "against_previous": summary["night"],
          "too_noisy": summary["too_noisy"], "new_histories": summary["new_histories"]}, indent=1, default=str))
     console.print(f"[bold]report[/bold] {out_dir / 'nightly.md'}, {out_dir / 'nightly.html'}")

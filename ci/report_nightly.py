@@ -14,19 +14,19 @@ def _fmt(x) -> str:
 
 
 def too_noisy(series: dict[SeriesKey, list[Point]], min_nights: int = 8) -> list[dict]:
-    """Timing series whose last nights scatter too much for a 5% change to be found within 2 nights
-    (db.noise.resolution), noisiest first."""
+    """Timing series whose reference nights scatter too much for a 5% change to be found within 2 nights
+    (db.noise.resolution: outlying nights and minority levels count), least resolving first."""
     from db.noise import resolution
 
     out = []
     for key, pts in series.items():
         if key.metric != "latency_ms":
             continue
-        r = resolution([p.value for p in pts if p.status == "ok"])
+        r = resolution([p.value for p in pts if p.status == "ok" and p.value])
         if r["nights"] >= min_nights and r["too_noisy"]:
             out.append({"series": key.label(), "protocol": key.protocol, "nights": r["nights"],
                         "night_cv": r["night_cv"], "resolvable_step": r["resolvable_step"]})
-    return sorted(out, key=lambda d: -d["night_cv"])
+    return sorted(out, key=lambda d: -d["resolvable_step"])
 
 
 def new_histories(series: dict[SeriesKey, list[Point]], run_id: str, needed: int) -> list[dict]:
@@ -73,7 +73,7 @@ def summarize(run_doc: dict, changes: list[Detected], verdicts, noisy: list[dict
     counts: dict[str, int] = {}
     for r in run_doc["results"]:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
-    new_reg = [c for c in changes if c.new and c.kind == "regression" and not c.acknowledged and not c.muted]
+    new_reg = [c for c in changes if c.news]
     alerting = [c for c in changes if not c.acknowledged]
     vs = verdicts.ordered()
     failures = [{"series": v.key.label(), "status": v.status, "error": v.reason, "new": v.new_failure}
@@ -91,6 +91,7 @@ def summarize(run_doc: dict, changes: list[Detected], verdicts, noisy: list[dict
                            for v in vs if v.status == "regressed" and v.gated],
              "counts": verdicts.counts()}
     return {"run": run_doc["run"], "counts": counts, "new_regressions": new_reg, "alerting": alerting,
+            "late": [c for c in alerting if c.new and c.late],
             "acknowledged": [c for c in changes if c.acknowledged], "failures": failures,
             "new_failures": [f for f in failures if f["new"]], "too_noisy": noisy or [],
             "new_histories": restarted or [], "night": night, "runs": runs or {},
@@ -124,7 +125,9 @@ def to_markdown(s: dict) -> str:
              f"commit {(run.get('git') or {}).get('commit') or '?'}, started {run.get('started_at')}",
              "- results: " + ", ".join(f"{n} {k}" for k, n in sorted(s["counts"].items())),
              f"- change points: {len(s['alerting'])} alerting ({len(s['new_regressions'])} new regressions), "
-             f"{len(s['acknowledged'])} acknowledged; method PELT (ruptures) on each series' nightly history",
+             f"{len(s['acknowledged'])} acknowledged"
+             + (f", {len(s['late'])} found late (listed once, not failing)" if s.get("late") else "")
+             + "; online detector: a new level alerts on its 3rd night",
              "- " + _against(s.get("night")), ""]
     night = s.get("night") or {}
     if night.get("regressed"):
@@ -145,10 +148,16 @@ def to_markdown(s: dict) -> str:
             n = noisy.get(c.key.label().rsplit("/", 1)[0])
             when = _when(*s.get("runs", {}).get(c.run_id, (c.started_at, None)))
             lines.append(f"| {c.id} | `{c.key.label()}` | `{c.run_id}` | {when} | {_fmt(c.before)} | {_fmt(c.after)} | "
-                         f"{c.rel_change:+.1%} | {c.kind} | {'yes' if c.new else ''} | "
+                         f"{c.rel_change:+.1%} | {c.kind} | {('late' if c.late else 'yes') if c.new else ''} | "
                          f"{(c.muted['who'] + ': ' + c.muted['why']) if c.muted else ''} | "
-                         f"{'night CV ' + format(n['night_cv'], '.1%') if n else ''} |")
+                         f"{'finds ' + format(n['resolvable_step'], '.0%') + ' steps' if n else ''} |")
         lines += ["", "Acknowledge an intended change: `kwatch ack ID --who NAME --why REASON`.", ""]
+    if s.get("late"):
+        lines += ["### Found late (listed once)", "",
+                  "Raised on an earlier night that detection did not run on; listed this once, never as a new "
+                  "regression.", ""]
+        lines += [f"- `{c.key.label()}` {c.rel_change:+.1%} from `{c.run_id}` (its alert night: "
+                  f"`{c.alerted_run_id}`)" for c in s["late"]] + [""]
     if s["failures"]:
         lines += ["### Failures", "", "| series | status | new | message |", "|---|---|---|---|"]
         for f in s["failures"]:
@@ -172,7 +181,7 @@ def to_markdown(s: dict) -> str:
                   "Their last nights scatter so much that only a larger step can be found within 2 nights; "
                   "measure them more quietly (more repetitions, CUDA graphs, a steady clock) before trusting "
                   "a quiet report for them.", "",
-                  "| series | nights | night CV | smallest step found |", "|---|---|---|---|"]
+                  "| series | nights | night CV (sd / mean) | smallest step found within 2 nights |", "|---|---|---|---|"]
         lines += [f"| `{d['series']}` | {d['nights']} | {d['night_cv']:.1%} | {d['resolvable_step']:.0%} |"
                   for d in s["too_noisy"][:30]]
         more = len(s["too_noisy"]) - 30

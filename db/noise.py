@@ -3,27 +3,36 @@ from __future__ import annotations
 
 import numpy as np
 
-# From the detector benchmark on 17 repeated H200 runs (docs/detector_benchmark.md): PELT found 5%
-# steps within 2 nights in 92-99% of cases where the night CV was under 2%, and in at most 25% above.
-CV_FACTOR = 2.5
-MIN_REL = 0.03  # the detector never reports a change under 3% (ci.detect_core.PeltSettings.min_rel's default)
-TARGET_STEP = 0.05  # the change a series must be able to show (the detector benchmark's target)
-WINDOW = 20  # nights looked at
+from db.detector import MIN_REL, TARGET_STEP, DetectorSettings, online_changes, resolution_of
+
+__all__ = ["MIN_REL", "TARGET_STEP", "night_cv", "resolution"]
 
 
 def night_cv(values: list[float]) -> float:
-    """Robust relative spread of nightly values: 1.4826 x MAD / median (0 for fewer than 3)."""
+    """Relative spread of nightly values: standard deviation / mean (0 for fewer than 3). Unlike a
+    median-based spread it grows with a minority level or with outlying nights."""
     x = np.asarray([v for v in values if v is not None and v > 0], dtype=float)
     if len(x) < 3:
         return 0.0
-    med = float(np.median(x))
-    return float(1.4826 * np.median(np.abs(x - med)) / med)
+    return float(np.std(x, ddof=1) / np.mean(x))
 
 
-def resolution(values: list[float], window: int = WINDOW) -> dict:
-    """Of the last `window` positive values: nights, night CV, the smallest step the detector finds
-    in them (max(MIN_REL, 2.5 x CV)) and whether a TARGET_STEP change would go unseen."""
-    vals = [v for v in values if v is not None and v > 0][-window:]
-    cv = night_cv(vals)
-    step = max(MIN_REL, CV_FACTOR * cv)
-    return {"nights": len(vals), "night_cv": cv, "resolvable_step": step, "too_noisy": step > TARGET_STEP}
+def reference_nights(values: list[float], s: DetectorSettings = DetectorSettings()) -> slice:
+    """The nights the detector judges the next night against: those since its last alerted change, or,
+    while they are fewer than s.min_ref, the reference that change was judged against."""
+    starts = [0] + [a.change.index for a in online_changes(values, s)]
+    if len(values) - starts[-1] >= s.min_ref or len(starts) == 1:
+        return slice(starts[-1], None)
+    return slice(starts[-2], starts[-1])
+
+
+def resolution(values: list[float], s: DetectorSettings = DetectorSettings()) -> dict:
+    """Of a series' positive nightly values (oldest first), the nights of the detector's reference
+    (reference_nights, at most s.history): their count, night CV, the
+    smallest step found within 2 nights from them (db.detector.resolution_of) and whether a
+    TARGET_STEP change would go unseen."""
+    vals = [v for v in values if v is not None and v > 0]
+    ref = vals[reference_nights(vals, s)][-s.history:]
+    step = resolution_of(ref, s) if len(ref) >= 3 else None
+    return {"nights": len(ref), "night_cv": night_cv(ref), "resolvable_step": step,
+            "too_noisy": step is not None and step > TARGET_STEP}

@@ -33,5 +33,5 @@ def test_quiet_series_is_not(repeats_url, monkeypatch):
     q = {"technique": "softmax_online", "impl": "triton_poly3", "case": "b4h16s4096d64", "metric": "latency_ms"}
     at = run_page(repeats_url, "trends", monkeypatch, q)
     res = _resolution(at)
-    assert res["night CV"].iloc[0] < 0.005 and res["smallest step found"].iloc[0] == pytest.approx(0.03)
+    assert res["night CV"].iloc[0] < 0.005 and res["smallest step found"].iloc[0] == pytest.approx(0.03, abs=0.005)
     assert not any("5 % change" in w.value for w in at.warning)

@@ -7,7 +7,8 @@ from db.noise import resolution
 
 
 def noise_table(points: pd.DataFrame) -> pd.DataFrame:
-    """Per impl x hardware x protocol: nights, night CV and the smallest step the detector finds."""
+    """Per impl x hardware x protocol: reference nights, night CV (sd / mean) and the smallest step the
+    detector finds within 2 nights (db.noise.resolution)."""
     rows = []
     ok = points[points["status"] == "ok"].sort_values("started_at")
     for (impl, hw, proto), g in ok.groupby(["impl", "hardware", "protocol"], dropna=False):
@@ -104,8 +105,9 @@ if metric == "latency_ms":
     noisy = res[res["too noisy"]]
     if not noisy.empty:
         st.warning(f"{len(noisy)} of {len(res)} lines scatter too much night to night for a 5 % change to be "
-                   "found within 2 nights (table below): measure them more quietly before trusting a quiet history.")
-    with st.expander("detector resolution (last 20 nights of each line)"):
+                   f"found within 2 nights ({', '.join(f'{i}: {r:.0%}' for i, r in zip(noisy['impl'], noisy['smallest step found']))}"
+                   "): measure them more quietly before trusting a quiet history.")
+    with st.expander("detector resolution (each line's reference nights: since its last change, at most 60)"):
         st.dataframe(res, hide_index=True, column_config={
             "night CV": st.column_config.NumberColumn(format="percent"),
             "smallest step found": st.column_config.NumberColumn(format="percent")})
