@@ -1,4 +1,4 @@
-"""Benchmark of the change-point detector on replayed real noise with injected steps.
+"""Benchmark of the change-point detector that ships (db.detector) on replayed real noise with injected steps.
 
 Noise from repeated whole runs (`--runs`): each night's value is one of a series' real whole-run
 medians, drawn independently. Otherwise from the raw timing samples of committed H200 result files,
@@ -7,7 +7,9 @@ in their recorded order: a "night" is the median of `block` consecutive samples,
 +2%..+20% are injected at a random night; the detectors run online (one night at a time). Reported
 per detector and step size: recall within 2 nights, recall by the end, median delay, and false
 alarms per 1000 series-nights (alerts on step-free nights: whole histories without a step and the
-nights before a step).
+nights before a step). For the shipped detector also: false alarms on a series that the too-noisy
+warning (db.noise.resolution, from the same nights) did not name that night, and the 5% recall on
+series the warning did not name before the step. `public_path` replays nights through `kwatch nightly`.
 """
 from __future__ import annotations
 
@@ -23,6 +25,10 @@ import numpy as np
 from runners.resultfile import UNREADABLE, read_text
 
 from ci.detect_core import PeltSettings, online_pelt, threshold_alert, zscore_alert
+from db.detector import DetectorSettings, online_changes
+from db.noise import night_cv, resolution
+
+SHIPPED = "shipped: online rank rule (db.detector)"
 
 
 def result_docs(paths: list[str]) -> list[tuple[str, dict]]:
@@ -104,18 +110,29 @@ def _online_simple(values: np.ndarray, rule, warmup: int) -> list[int]:
     return [n for n in range(warmup, len(values)) if rule(list(values[:n]), float(values[n]))]
 
 
+def two_levels(values: list[float], gap: float = 0.02, min_side: int = 2) -> bool:
+    """Whether a series' night values fall in two levels: a gap of at least `gap` (relative) between
+    consecutive sorted values with at least `min_side` nights on each side."""
+    x = np.sort(np.log(np.asarray(values, dtype=float)))
+    d = np.diff(x)
+    i = int(np.argmax(d)) if len(d) else 0
+    return bool(len(d) and d[i] >= np.log1p(gap) and min(i + 1, len(x) - i - 1) >= min_side)
+
+
 def evaluate(series: list[dict], steps=(0.02, 0.05, 0.10, 0.20), reps: int = 20, nights: int = 60,
              block: int = 10, warmup: int = 10, scale: float = 1.0, seed: int = 0,
-             pelt: PeltSettings = PeltSettings()) -> dict:
-    """Run the three detectors on null and stepped replays; returns the figures per detector."""
+             pelt: PeltSettings = PeltSettings(), det: DetectorSettings = DetectorSettings()) -> dict:
+    """Run the detectors on null and stepped replays; returns the figures per detector."""
     rng = np.random.default_rng(seed)
     detectors = {
-        "pelt (ruptures)": lambda v: [n for n, _ in online_pelt(list(v), pelt, start=warmup)],
+        SHIPPED: lambda v: [a.night for a in online_changes(list(v), det, start=warmup)],
+        "previous: PELT (ruptures), last 20 nights": lambda v: [n for n, _ in online_pelt(list(v), pelt, start=warmup)],
         "conbench z-score (abs z > 5, lookback 20)": lambda v: _online_simple(v, zscore_alert, warmup),
         "fixed 5% vs median of last 5": lambda v: _online_simple(v, threshold_alert, warmup),
     }
-    stats = {d: {"false_alarms": 0, "clean_nights": 0, "steps": {str(s): {"n": 0, "found2": 0, "found": 0, "delays": []}
-                                                                 for s in steps}} for d in detectors}
+    stats = {d: {"false_alarms": 0, "clean_nights": 0, "unflagged_false_alarms": 0,
+                 "steps": {str(s): {"n": 0, "found2": 0, "found": 0, "delays": [], "n_ok": 0, "found2_ok": 0}
+                           for s in steps}} for d in detectors}
     for ser in series:
         for _ in range(reps):
             base = replay_series(ser, nights, block, rng, scale)
@@ -125,18 +142,21 @@ def evaluate(series: list[dict], steps=(0.02, 0.05, 0.10, 0.20), reps: int = 20,
                 v = base.copy()
                 v[at:] *= 1.0 + st
                 cases.append(((st, at), v))
-            for name, det in detectors.items():
+            for name, detector in detectors.items():
                 d = stats[name]
                 for step, v in cases:
-                    alerts = det(v)
+                    alerts = detector(v)
                     first_clean = warmup
+                    end = nights if step is None else step[1]
+                    false = [n for n in alerts if first_clean <= n < end]
+                    d["false_alarms"] += len(false)
+                    d["clean_nights"] += end - first_clean
+                    if name == SHIPPED:  # the warning as the nightly report shows it on that night
+                        d["unflagged_false_alarms"] += sum(not resolution(list(v[:n + 1]), det)["too_noisy"]
+                                                           for n in false)
                     if step is None:
-                        d["false_alarms"] += sum(1 for n in alerts if n >= first_clean)
-                        d["clean_nights"] += nights - first_clean
                         continue
                     st, at = step
-                    d["false_alarms"] += sum(1 for n in alerts if first_clean <= n < at)
-                    d["clean_nights"] += at - first_clean
                     after = [n - at for n in alerts if n >= at]
                     e = d["steps"][str(st)]
                     e["n"] += 1
@@ -144,6 +164,9 @@ def evaluate(series: list[dict], steps=(0.02, 0.05, 0.10, 0.20), reps: int = 20,
                         e["found"] += 1
                         e["delays"].append(after[0])
                         e["found2"] += after[0] <= 2
+                    if name == SHIPPED and not resolution(list(v[:at]), det)["too_noisy"]:
+                        e["n_ok"] += 1
+                        e["found2_ok"] += bool(after) and after[0] <= 2
     out = {}
     for name, d in stats.items():
         out[name] = {"false_alarms_per_1000_series_nights": 1000 * d["false_alarms"] / max(d["clean_nights"], 1),
@@ -153,25 +176,37 @@ def evaluate(series: list[dict], steps=(0.02, 0.05, 0.10, 0.20), reps: int = 20,
                                    "median_delay_nights": float(np.median(e["delays"])) if e["delays"] else None,
                                    "mean_delay_nights": float(np.mean(e["delays"])) if e["delays"] else None}
                                for s, e in d["steps"].items()}}
+        if name == SHIPPED:
+            out[name]["false_alarms_on_series_not_called_too_noisy"] = d["unflagged_false_alarms"]
+            for s_, e in d["steps"].items():
+                out[name]["steps"][s_].update(cases_not_called_too_noisy=e["n_ok"],
+                                              found2_not_called_too_noisy=e["found2_ok"])
     return out
 
 
-def night_noise(series: list[dict], block: int) -> list[dict]:
-    """Per series: the relative spread (robust CV) of its night values, for the report."""
-    from db.noise import night_cv
+def _mad_cv(values) -> float:
+    """The median-based spread used before (1.4826 x MAD / median): blind to a minority level."""
+    x = np.asarray(values, dtype=float)
+    med = float(np.median(x))
+    return float(1.4826 * np.median(np.abs(x - med)) / med)
 
+
+def night_noise(series: list[dict], block: int) -> list[dict]:
+    """Per series: night CV (sd / mean), the median-based figure for contrast, the resolution from all
+    its nights and whether they fall in two levels."""
     out = []
     for s in series:
         if "run_values" in s:  # one night per real run
-            v = s["run_values"]
-            out.append({"series": s["series"], "file": s["file"], "protocol": s["protocol"], "samples": len(v),
-                        "nights": len(v), "night_cv_robust": night_cv(v)})
-            continue
-        x = np.asarray(s["samples"])
-        n = len(x) // block
-        nights = np.median(x[: n * block].reshape(n, block), axis=1)
-        out.append({"series": s["series"], "file": s["file"], "samples": len(x), "nights": n,
-                    "night_cv_robust": night_cv(list(nights))})
+            v = list(s["run_values"])
+            row = {"series": s["series"], "file": s["file"], "protocol": s["protocol"], "samples": len(v)}
+        else:
+            x = np.asarray(s["samples"])
+            n = len(x) // block
+            v = list(np.median(x[: n * block].reshape(n, block), axis=1))
+            row = {"series": s["series"], "file": s["file"], "samples": len(x)}
+        r = resolution(v)
+        out.append({**row, "nights": len(v), "night_cv": night_cv(v), "night_cv_mad": _mad_cv(v),
+                    "resolvable_step": r["resolvable_step"], "too_noisy": r["too_noisy"], "two_levels": two_levels(v)})
     return out
 
 
@@ -198,11 +233,19 @@ def _merge(parts: list[dict]) -> dict:
                          "worst_series_recall_within_2_nights": min(e["recall_within_2_nights"] for e in es)}
         out[name] = {"false_alarms_per_1000_series_nights": 1000 * fa / max(nights, 1), "false_alarms": fa,
                      "clean_series_nights": nights, "steps": steps}
+        if "false_alarms_on_series_not_called_too_noisy" in parts[0][name]:
+            out[name]["false_alarms_on_series_not_called_too_noisy"] = sum(
+                p[name]["false_alarms_on_series_not_called_too_noisy"] for p in parts)
+            for st in steps:
+                n_ok = sum(p[name]["steps"][st]["cases_not_called_too_noisy"] for p in parts)
+                f_ok = sum(p[name]["steps"][st]["found2_not_called_too_noisy"] for p in parts)
+                steps[st].update(cases_not_called_too_noisy=n_ok, found2_not_called_too_noisy=f_ok,
+                                 recall_within_2_nights_not_called_too_noisy=f_ok / n_ok if n_ok else None)
     return out
 
 
-BUCKETS = ((0.0, 0.005, "night CV < 0.5%"), (0.005, 0.02, "0.5% - 2%"), (0.02, 0.05, "2% - 5%"),
-           (0.05, 1e9, ">= 5%"))
+BUCKETS = ((0.0, 0.015, "night CV <= 1.5%"), (0.0, 0.005, "night CV < 0.5%"), (0.005, 0.015, "0.5% - 1.5%"),
+           (0.015, 0.05, "1.5% - 5%"), (0.05, 1e9, ">= 5%"))
 
 
 def between_run_drift(paths: list[str]) -> list[dict]:
@@ -225,13 +268,21 @@ def between_run_drift(paths: list[str]) -> list[dict]:
     return out
 
 
+def drift_summary(pairs: list[dict]) -> dict:
+    """|change| of a series' whole-run median between two runs: count, median, 90th percentile, max."""
+    a = np.abs([p["rel_change"] for p in pairs]) if pairs else np.zeros(1)
+    return {"pairs": len(pairs), "median_abs_change": float(np.median(a)),
+            "p90_abs_change": float(np.percentile(a, 90)), "max_abs_change": float(a.max())}
+
+
 def run_benchmark(paths: list[str] | None = None, reps: int = 4, scales=(1.0, 3.0), block: int = 10,
                   seed: int = 0, pelt: PeltSettings = PeltSettings(), processes: int = 2,
                   runs: list[str] | None = None, min_runs: int = 8, newest_protocol: bool = False,
-                  progress=None) -> dict:
+                  progress=None, det: DetectorSettings = DetectorSettings(), only_two_levels: bool = False) -> dict:
     """The whole benchmark: all series, and by noise bucket (series in parallel). Noise from the
     committed H200 files' within-run samples, or with `runs` from repeated whole runs (one night each).
-    progress(done, total, label) is called as each series is done at each noise scale."""
+    progress(done, total, label) is called as each series is done at each noise scale.
+    only_two_levels: keep the series whose nights fall in two levels (two_levels)."""
     from multiprocessing import Pool
 
     if runs:
@@ -246,14 +297,20 @@ def run_benchmark(paths: list[str] | None = None, reps: int = 4, scales=(1.0, 3.
         paths = paths or sorted(p for p in glob.glob("results/h200/*.json") if "noise" not in Path(p).name)
         series = noise_series(paths, min_samples=block * 20)
         source = f"within-run samples: each night the median of {block} consecutive samples"
+    if only_two_levels:
+        series = [x for x, n in zip(series, night_noise(series, block)) if n["two_levels"]]
+        if not series:
+            raise ValueError("no series of these files falls in two levels")
+        source += "; only series whose nights fall in two levels (a gap of 2%+ with 2+ nights each side)"
     noise = night_noise(series, block)
     t0 = time.time()
-    doc = {"method": __doc__.strip(), "noise_source": source, "pelt_settings": asdict(pelt), "block": block,
+    doc = {"method": __doc__.strip(), "noise_source": source, "detector_settings": asdict(det),
+           "pelt_settings": asdict(pelt), "block": block,
            "reps": reps, "nights": 60, "files": [f"{Path(p).parent.name}/{Path(p).name}" for p in paths], "series": noise,
-           "between_run_drift": between_run_drift(paths), "by_noise_scale": {}}
+           "between_run_drift": drift_summary(between_run_drift(paths)), "by_noise_scale": {}}
     with Pool(processes) as pool:
         for k, sc in enumerate(scales):
-            kw = {"reps": reps, "block": block, "scale": sc, "seed": seed, "pelt": pelt}
+            kw = {"reps": reps, "block": block, "scale": sc, "seed": seed, "pelt": pelt, "det": det}
             parts = []
             for part in pool.imap(_evaluate_one, [(s, kw) for s in series]):  # in order, as they finish
                 parts.append(part)
@@ -261,7 +318,7 @@ def run_benchmark(paths: list[str] | None = None, reps: int = 4, scales=(1.0, 3.
                     progress(k * len(series) + len(parts), len(series) * len(scales), f"noise x{sc:g}")
             entry = {"all series": _merge(parts)}
             for lo, hi, name in BUCKETS:
-                sel = [p for p, n in zip(parts, noise) if lo <= n["night_cv_robust"] * sc < hi]
+                sel = [p for p, n in zip(parts, noise) if lo <= n["night_cv"] * sc <= hi]
                 if sel:
                     entry[name] = {"series": len(sel), **_merge(sel)}
             doc["by_noise_scale"][str(sc)] = entry
@@ -288,8 +345,91 @@ def to_markdown(doc: dict) -> str:
                          for e in v["steps"].values()]
                 lines.append(f"| {det} | {v['false_alarms_per_1000_series_nights']:.2f} "
                              f"({v['false_alarms']} in {v['clean_series_nights']}) | " + " | ".join(cells) + " |")
+            shipped = res.get(SHIPPED, {})
+            five = shipped.get("steps", {}).get("0.05", {})
+            if "false_alarms_on_series_not_called_too_noisy" in shipped and five.get("cases_not_called_too_noisy"):
+                lines += ["", f"Shipped detector: {shipped['false_alarms_on_series_not_called_too_noisy']} false alarms "
+                          "on a series the too-noisy warning did not name that night; 5% step found <= 2 nights in "
+                          f"{five['recall_within_2_nights_not_called_too_noisy']:.1%} of the "
+                          f"{five['cases_not_called_too_noisy']} cases on a series not called too noisy before the step."]
             lines.append("")
+    if doc.get("public_path"):
+        pp = doc["public_path"]
+        lines += ["### Through `kwatch nightly` (one result file per night)", "",
+                  f"{pp['histories']} histories of {pp['nights']} nights, {pp['series_nights']} series-nights: "
+                  f"{pp['false_alarms']} false alarms ({pp['false_alarms_per_1000_series_nights']:.2f} / 1000; "
+                  f"{pp.get('false_alarms_on_series_the_report_did_not_call_too_noisy', '?')} on a series that "
+                  "night's report did not call too noisy), "
+                  f"{pp['found_within_2_nights']} of {pp['steps']} {pp['step']:.0%} steps found <= 2 nights; "
+                  f"alerts identical to the internal function's: {pp['same_as_internal']}.", ""]
     return "\n".join(lines)
+
+
+def public_path(series: list[dict], histories: int = 4, nights: int = 40, step: float = 0.05, seed: int = 0,
+                workdir: Path | None = None, det: DetectorSettings = DetectorSettings()) -> dict:
+    """Replay histories night by night through ci.nightly.nightly (what `kwatch nightly --result` runs):
+    per history a fresh SQLite database, one result document per night holding every series (nights
+    drawn from its real values; half the series, alternating, get a `step` from a random night on).
+    Counts the new regressions of each night's report, and checks they are the alerts of
+    db.detector.online_changes on the same values."""
+    import tempfile
+    from datetime import datetime, timedelta, timezone
+
+    from ci.nightly import nightly
+
+    rng = np.random.default_rng(seed)
+    env = {"device": "cuda", "gpu_name": "replay", "compute_capability": None, "sm_count": None, "driver": None,
+           "cuda": None, "torch": None, "triton": None, "python": None, "cpu": None}
+    tally = {"false_alarms": 0, "unnamed_false_alarms": 0, "series_nights": 0, "steps": 0, "found_within_2_nights": 0, "same": True}
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    warmup = det.min_nights - 1
+    for h in range(histories):
+        vals, at = {}, {}
+        for i, ser in enumerate(series):
+            v = replay_series(ser, nights, 10, rng)
+            if (i + h) % 2:
+                at[ser["series"]] = int(rng.integers(max(warmup + 2, nights // 3), nights - 3))
+                v[at[ser["series"]]:] *= 1 + step
+            vals[ser["series"]] = v
+        with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+            db = f"sqlite:///{Path(tmp) / 'kw.db'}"
+            got: set[tuple[str, int]] = set()
+            unnamed: set[tuple[str, int]] = set()  # alerts on a series that night's report did not call too noisy
+            for n in range(nights):
+                rows = []
+                for name, v in vals.items():
+                    technique, impl, case = name.split("/", 2)
+                    rows.append({"technique": technique, "impl": impl, "impl_version": 1, "impl_hash": None,
+                                 "case": case, "params": {}, "metric": "latency_ms", "unit": "ms",
+                                 "direction": "lower", "value": float(v[n]), "samples": [float(v[n])],
+                                 "stats": {}, "status": "ok", "error": None})
+                doc = {"schema": 1, "results": rows,
+                       "run": {"id": f"h{h}n{n:03d}", "started_at": (t0 + timedelta(days=n)).isoformat(),
+                               "finished_at": None, "tier": "nightly", "reason": "replay", "env": env,
+                               "git": {"commit": None, "branch": None, "dirty": None}}}
+                summary, _ = nightly(db, doc, Path(tmp) / "report")
+                named = {d["series"].rsplit("/", 1)[0] for d in summary["too_noisy"]}
+                now = {c.key.label().rsplit("/", 1)[0] for c in summary["new_regressions"]}
+                got |= {(name, n) for name in now}
+                unnamed |= {(name, n) for name in now - named}
+        want = {(name, a.night) for name, v in vals.items() for a in online_changes(list(v), det)
+                if a.change.rel_change > 0}
+        tally["same"] &= got == want
+        for name, v in vals.items():
+            alerts = sorted(n for nm, n in got if nm == name)
+            end = at.get(name, nights)
+            tally["false_alarms"] += sum(1 for n in alerts if warmup <= n < end)
+            tally["unnamed_false_alarms"] += sum(1 for n in alerts if warmup <= n < end and (name, n) in unnamed)
+            tally["series_nights"] += max(end - warmup, 0)
+            if name in at:
+                tally["steps"] += 1
+                tally["found_within_2_nights"] += any(0 <= n - end <= 2 for n in alerts)
+    return {"histories": histories, "nights": nights, "step": step, "series": len(series),
+            "false_alarms": tally["false_alarms"], "series_nights": tally["series_nights"],
+            "false_alarms_on_series_the_report_did_not_call_too_noisy": tally["unnamed_false_alarms"],
+            "false_alarms_per_1000_series_nights": 1000 * tally["false_alarms"] / max(tally["series_nights"], 1),
+            "steps": tally["steps"], "found_within_2_nights": tally["found_within_2_nights"],
+            "same_as_internal": tally["same"]}
 
 
 def register(app) -> None:
@@ -305,7 +445,12 @@ def register(app) -> None:
                          scales: str = typer.Option("1,3", "--scales", help="noise multipliers to evaluate"),
                          newest_protocol: bool = typer.Option(False, "--newest-protocol", help="with --runs: of a "
                                                               "kernel and case timed under several protocol "
-                                                              "versions, replay only the newest")) -> None:
+                                                              "versions, replay only the newest"),
+                         two_level: bool = typer.Option(False, "--two-levels", help="keep only series whose "
+                                                        "nights fall in two levels"),
+                         public: int = typer.Option(0, "--public-histories", help="also replay this many "
+                                                    "histories through kwatch nightly, one result file per night"),
+                         public_nights: int = typer.Option(40, "--public-nights")) -> None:
         """Benchmark the change-point detector on replayed real noise with injected steps."""
         found: set[str] = set()
         for pattern in runs or []:
@@ -323,10 +468,17 @@ def register(app) -> None:
             try:
                 doc = run_benchmark(reps=reps, processes=processes, runs=files, min_runs=min_runs,
                                     scales=tuple(float(x) for x in scales.split(",")), newest_protocol=newest_protocol,
+                                    only_two_levels=two_level,
                                     progress=lambda d, t, label: bar.update(task, completed=d, total=t,
                                                                             description=f"series, {label}"))
             except ValueError as exc:
                 raise typer.BadParameter(str(exc), param_hint="--runs") from exc
+            if public:
+                bar.update(task, description="histories through kwatch nightly", completed=0, total=None)
+                series = run_series(files, min_runs, newest_protocol) if files else []
+                if two_level:
+                    series = [x for x in series if two_levels(x["run_values"])]
+                doc["public_path"] = public_path(series, public, public_nights)
         out.write_text(json.dumps(doc, indent=1))
         if md:
             md.write_text(to_markdown(doc))
