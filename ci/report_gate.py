@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ci.gate_compare import SEVERITY, SeriesVerdict
+from db.escape import md_code, md_text
 
 ICON = {"regressed": "🔴", "failed correctness": "❌", "errored": "💥", "improved": "🟢", "stable": "⚪",
         "expected failure": "🔹", "insufficient data": "❔", "missing baseline": "➖"}
@@ -82,10 +83,10 @@ def _row(v: SeriesVerdict) -> str:
         tags.append("new")
     tag = f" ({', '.join(tags)})" if tags else ""
     p = "—" if v.p_value is None else (f"{v.p_value:.2g}" if v.p_value > 0 else "<1e-300")
-    reason = v.reason.replace("|", "\\|").replace("\n", " ")[:180]
-    return (f"| {ICON.get(v.status, '') if v.gated else '⚪'} {v.label}{tag} | `{v.key.technique}/{v.key.impl}` | `{v.key.case_id}` | "
-            f"{v.key.metric} | {_spread(v, 'b')} | {_spread(v, 'c')} | {_change(v)} | {p} | "
-            f"{v.n_baseline}/{v.n_candidate} | {reason} |")
+    return (f"| {ICON.get(v.status, '') if v.gated else '⚪'} {v.label}{tag} | "
+            f"{md_code(f'{v.key.technique}/{v.key.impl}')} | {md_code(v.key.case_id)} | {md_text(v.key.metric)} | "
+            f"{_spread(v, 'b')} | {_spread(v, 'c')} | {_change(v)} | {p} | {v.n_baseline}/{v.n_candidate} | "
+            f"{md_text(v.reason, 180)} |")
 
 
 HEADER = ("| status | technique/impl | case | metric | baseline | candidate | change [95% CI] | p | n b/c | why |\n"
@@ -111,7 +112,8 @@ def to_markdown(result) -> str:
     blocking = [v for v in result.ordered() if v.blocking]
     head = "❌ **FAIL**" if result.failed else "✅ **PASS**"
     lines = [f"## KernelWatch gate: {head}", "",
-             f"- baseline: {result.baseline.describe()}", f"- candidate: {result.candidate.describe()}",
+             f"- baseline: {md_text(result.baseline.describe())}",
+             f"- candidate: {md_text(result.candidate.describe())}",
              "- " + ", ".join(f"{ICON.get(s, '')} {n} {s}" for s, n in sorted(counts.items(), key=lambda x: SEVERITY.get(x[0], 99))),
              "- rules (db/verdict): " + rules_line(th),
              f"- re-measuring: {result.remeasure_note}", ""]
@@ -121,26 +123,29 @@ def to_markdown(result) -> str:
     if groups:
         lines += ["### Where in the shape space", ""]
         for g in groups:
-            where = f" — {g['where']}" if g["where"] else ""
+            where = f" — {md_text(g['where'])}" if g["where"] else ""
             ok = [c for c, s in g["by_case"].items() if c not in g["bad_cases"]]
-            lines.append(f"- `{g['technique']}/{g['impl']}` ({', '.join(g['bad_metrics'])}): bad in {len(g['bad_cases'])} of "
-                         f"{g['cases']} cases ({', '.join(g['bad_cases'])})"
-                         + (f"; fine in {', '.join(ok)}" if ok else "") + where)
+            lines.append(f"- {md_code(g['technique'] + '/' + g['impl'], table=False)} "
+                         f"({md_text(', '.join(g['bad_metrics']))}): bad in {len(g['bad_cases'])} of "
+                         f"{g['cases']} cases ({md_text(', '.join(g['bad_cases']), 600)})"
+                         + (f"; fine in {md_text(', '.join(ok), 600)}" if ok else "") + where)
         lines.append("")
     remeasured = [v for v in result.verdicts if v.remeasured]
     if remeasured:
-        lines += ["### Re-measured", ""] + [f"- `{v.key.label()}`: {v.status}" for v in remeasured] + [""]
+        lines += ["### Re-measured", ""] + [f"- {md_code(v.key.label(), table=False)}: {v.status}"
+                                            for v in remeasured] + [""]
     flagged = [v for v in result.verdicts if v.flags]
     if flagged:
-        lines += ["### Flags", ""] + [f"- `{v.key.label()}`: {'; '.join(v.flags)}" for v in flagged] + [""]
+        lines += ["### Flags", ""] + [f"- {md_code(v.key.label(), table=False)}: {md_text('; '.join(v.flags))}"
+                                      for v in flagged] + [""]
     muted = [v for v in result.verdicts if v.muted]
     if muted:
         lines += ["### Muted (listed, not counted)", "", "| series | would be | who | why | until |", "|---|---|---|---|---|"]
-        lines += [f"| `{v.key.label()}` | {v.status} | {v.muted['who']} | {v.muted['why']} | {v.muted['until'] or '—'} |"
-                  for v in muted] + [""]
+        lines += [f"| {md_code(v.key.label())} | {v.status} | {md_text(v.muted['who'])} | {md_text(v.muted['why'])} | "
+                  f"{md_text(v.muted['until'] or '—')} |" for v in muted] + [""]
     if result.dropped:
         lines += ["### In the baseline but not in the candidate", ""]
-        lines += [f"- `{k.label()}`" for k in result.dropped] + [""]
+        lines += [f"- {md_code(k.label(), table=False)}" for k in result.dropped] + [""]
     lines += ["<details><summary>All series, worst first</summary>", "", HEADER]
     lines += [_row(v) for v in result.ordered()] + ["", "</details>", ""]
     return "\n".join(lines)

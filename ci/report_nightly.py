@@ -5,6 +5,7 @@ import html
 from datetime import datetime
 
 from ci.detect import Detected
+from db.escape import md_code, md_text, plotly_text
 from db.series import Point, SeriesKey
 from db.verdict import COMPARED, EXPECTED, FAILING
 
@@ -108,7 +109,8 @@ def _against(night: dict | None) -> str:
     if not night["baseline_run"] or not night["compared"]:
         why = "no previous run of this tier on this hardware" if not night["baseline_run"] else "no series in common"
         return f"against the previous night: nothing compared ({why}); {rest}"
-    return (f"against the previous night ({night['baseline_when']}, `{night['baseline_run']}`): {night['compared']} "
+    return (f"against the previous night ({md_text(night['baseline_when'])}, {md_code(night['baseline_run'], table=False)}): "
+            f"{night['compared']} "
             f"series compared by the gate's rules: {len(night['regressed'])} regressed, {c.get('improved', 0)} improved, "
             f"{c.get('stable', 0)} stable; {rest}")
 
@@ -121,8 +123,9 @@ def to_markdown(s: dict) -> str:
     head = ("❌ new regressions or failures" if bad else "✅ no new regressions" if compared or s["alerting"]
             else "ℹ️ nothing compared yet (no new failures)")
     lines = [f"## KernelWatch nightly: {head}", "",
-             f"- run `{run['id']}` ({run.get('tier')}), {env.get('gpu_name') or 'CPU ' + str(env.get('cpu'))}, "
-             f"commit {(run.get('git') or {}).get('commit') or '?'}, started {run.get('started_at')}",
+             f"- run {md_code(run['id'], table=False)} ({md_text(run.get('tier'))}), "
+             f"{md_text(env.get('gpu_name') or 'CPU ' + str(env.get('cpu')))}, "
+             f"commit {md_text((run.get('git') or {}).get('commit') or '?')}, started {md_text(run.get('started_at'))}",
              "- results: " + ", ".join(f"{n} {k}" for k, n in sorted(s["counts"].items())),
              f"- change points: {len(s['alerting'])} alerting ({len(s['new_regressions'])} new regressions), "
              f"{len(s['acknowledged'])} acknowledged"
@@ -132,11 +135,11 @@ def to_markdown(s: dict) -> str:
     night = s.get("night") or {}
     if night.get("regressed"):
         lines += ["### Regressed against the previous night (the gate's verdict)", "",
-                  f"Run {_when(run.get('started_at'), (run.get('git') or {}).get('commit'))} against "
-                  f"{night['baseline_when']} (`{night['baseline_run']}`).", "",
+                  f"Run {md_text(_when(run.get('started_at'), (run.get('git') or {}).get('commit')))} against "
+                  f"{md_text(night['baseline_when'])} ({md_code(night['baseline_run'], table=False)}).", "",
                   "| series | change | why |", "|---|---|---|"]
-        lines += [f"| `{r['series']}` | {'—' if r['change'] is None else format(r['change'], '+.1%')} | "
-                  f"{r['why'].replace('|', '/')[:160]} |" for r in night["regressed"]] + [""]
+        lines += [f"| {md_code(r['series'])} | {'—' if r['change'] is None else format(r['change'], '+.1%')} | "
+                  f"{md_text(r['why'], 160)} |" for r in night["regressed"]] + [""]
     if s["alerting"]:
         lines += ["### Alerting change points (worst first)", "",
                   "Each change: the first run at its new level (date · commit) against the level before it.", "",
@@ -147,9 +150,10 @@ def to_markdown(s: dict) -> str:
         for c in sorted(s["alerting"], key=lambda c: (c.kind != "regression", -abs(c.rel_change))):
             n = noisy.get(c.key.label().rsplit("/", 1)[0])
             when = _when(*s.get("runs", {}).get(c.run_id, (c.started_at, None)))
-            lines.append(f"| {c.id} | `{c.key.label()}` | `{c.run_id}` | {when} | {_fmt(c.before)} | {_fmt(c.after)} | "
+            lines.append(f"| {c.id} | {md_code(c.key.label())} | {md_code(c.run_id)} | {md_text(when)} | "
+                         f"{_fmt(c.before)} | {_fmt(c.after)} | "
                          f"{c.rel_change:+.1%} | {c.kind} | {('late' if c.late else 'yes') if c.new else ''} | "
-                         f"{(c.muted['who'] + ': ' + c.muted['why']) if c.muted else ''} | "
+                         f"{md_text(c.muted['who'] + ': ' + c.muted['why']) if c.muted else ''} | "
                          f"{'finds ' + format(n['resolvable_step'], '.0%') + ' steps' if n else ''} |")
         lines += ["", "Acknowledge an intended change: `kwatch ack ID --who NAME --why REASON`.", ""]
     if s.get("late"):
@@ -161,20 +165,21 @@ def to_markdown(s: dict) -> str:
     if s["failures"]:
         lines += ["### Failures", "", "| series | status | new | message |", "|---|---|---|---|"]
         for f in s["failures"]:
-            msg = (f["error"] or "").replace("|", "\\|").replace("\n", " ")[:160]
-            lines.append(f"| `{f['series']}` | {f['status']} | {'yes' if f['new'] else ''} | {msg} |")
+            lines.append(f"| {md_code(f['series'])} | {f['status']} | {'yes' if f['new'] else ''} | "
+                         f"{md_text(f['error'] or '', 160)} |")
         lines.append("")
     if s.get("expected"):
         lines += ["### Expected failures and probe points (measurements, not failing)", "",
                   "| technique/impl | series | why |", "|---|---|---|"]
-        lines += [f"| `{e['technique']}/{e['impl']}` | {e['series']} | {e['why'][:160]} |" for e in s["expected"]] + [""]
+        lines += [f"| {md_code(e['technique'] + '/' + e['impl'])} | {md_text(e['series'])} | {md_text(e['why'], 160)} |"
+                  for e in s["expected"]] + [""]
     if s.get("new_histories"):
         lines += ["### New histories: detection starts again", "",
                   "These series changed identity, so their earlier nights are a different series and the "
                   "detector cannot alert on them until they have enough nights of their own.", "",
                   "| what changed | change | series | nights so far | nights before an alert is possible |",
                   "|---|---|---|---|---|"]
-        lines += [f"| {g['what']} | `{g['change']}` | {g['series']} | {g['nights']} | {g['needed']} |"
+        lines += [f"| {g['what']} | {md_code(g['change'])} | {g['series']} | {g['nights']} | {g['needed']} |"
                   for g in s["new_histories"]] + [""]
     if s.get("too_noisy"):
         lines += ["### Too noisy to catch a 5% change", "",
@@ -182,14 +187,14 @@ def to_markdown(s: dict) -> str:
                   "measure them more quietly (more repetitions, CUDA graphs, a steady clock) before trusting "
                   "a quiet report for them.", "",
                   "| series | nights | night CV (sd / mean) | smallest step found within 2 nights |", "|---|---|---|---|"]
-        lines += [f"| `{d['series']}` | {d['nights']} | {d['night_cv']:.1%} | {d['resolvable_step']:.0%} |"
+        lines += [f"| {md_code(d['series'])} | {d['nights']} | {d['night_cv']:.1%} | {d['resolvable_step']:.0%} |"
                   for d in s["too_noisy"][:30]]
         more = len(s["too_noisy"]) - 30
         lines += ([f"| and {more} more (nightly.json lists all) | | | |"] if more > 0 else []) + [""]
     if s["acknowledged"]:
         lines += ["### Acknowledged (re-baselined)", ""]
-        lines += [f"- `{c.key.label()}` {c.rel_change:+.1%} at `{c.run_id}`: {c.acknowledged['who']} — "
-                  f"{c.acknowledged['why']}" for c in s["acknowledged"]] + [""]
+        lines += [f"- {md_code(c.key.label(), table=False)} {c.rel_change:+.1%} at {md_code(c.run_id, table=False)}: "
+                  f"{md_text(c.acknowledged['who'])} — {md_text(c.acknowledged['why'])}" for c in s["acknowledged"]] + [""]
     return "\n".join(lines)
 
 
@@ -205,14 +210,15 @@ def _figure(key: SeriesKey, points: list[Point], marks: list[Detected]):
         err = dict(type="data", symmetric=False, array=[b - p.value for b, p in zip(q3, ok)],
                    arrayminus=[p.value - a for a, p in zip(q1, ok)], thickness=1)
     fig.add_trace(go.Scatter(x=[p.started_at for p in ok], y=[p.value for p in ok], mode="lines+markers",
-                             name=key.metric, error_y=err, hovertext=[p.run_id[:12] for p in ok]))
+                             name=plotly_text(key.metric), error_y=err,
+                             hovertext=[plotly_text(p.run_id[:12]) for p in ok]))
     for c in marks:
         colour = "crimson" if c.kind == "regression" else ("seagreen" if c.kind == "improvement" else "grey")
         fig.add_vline(x=c.started_at.timestamp() * 1000, line_dash="dash", line_color=colour)
         fig.add_annotation(x=c.started_at, y=c.after, text=f"{c.rel_change:+.1%}{' (ack)' if c.acknowledged else ''}",
                            showarrow=True, arrowhead=1)
-    fig.update_layout(title=key.label(), height=320, margin=dict(l=40, r=20, t=40, b=30),
-                      yaxis_title=f"{key.metric} (median, IQR bars)" if err else key.metric)
+    fig.update_layout(title=plotly_text(key.label()), height=320, margin=dict(l=40, r=20, t=40, b=30),
+                      yaxis_title=plotly_text(f"{key.metric} (median, IQR bars)" if err else key.metric))
     return fig
 
 

@@ -11,7 +11,11 @@ import streamlit as st  # noqa: E402
 
 from dashboard.data import db_url  # noqa: E402
 from db.errors import page_message  # noqa: E402
-from db.urls import mask_url  # noqa: E402
+from db.urls import ScrubFilter, mask_url  # noqa: E402
+
+LOG = logging.getLogger("kwatch.dashboard")
+if not any(isinstance(f, ScrubFilter) for f in LOG.filters):  # the app script runs on every rerun
+    LOG.addFilter(ScrubFilter())
 
 PAGES = [
     st.Page("views/health.py", title="Health", url_path="health", default=True),
@@ -29,5 +33,5 @@ st.sidebar.caption(f"database: `{mask_url(db_url())}` (read-only)")
 try:
     page.run()
 except Exception as exc:  # one line in the page (no server paths, no traceback), the details in the server log
-    logging.getLogger("kwatch.dashboard").exception("page %s failed", page.title)
+    LOG.exception("page %s failed", page.title)
     st.error(page_message(exc))

@@ -8,10 +8,41 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from db.escape import plotly_text
+
 STATUS_COLORS = {"failed correctness": "#450a0a", "errored": "#7f1d1d", "regressed": "#dc2626",
                  "improved": "#16a34a", "regressed (host timer, not gated)": "#fca5a5",
                  "improved (host timer, not gated)": "#86efac", "stable": "#94a3b8", "expected failure": "#93c5fd",
                  "insufficient data": "#e2e8f0", "missing baseline": "#cbd5e1"}
+
+
+TRACE_TEXT = ("name", "text", "hovertext", "customdata", "x", "y")
+
+
+def _inert(v):
+    """v with every string in it (also in lists and object arrays) escaped for Plotly."""
+    if isinstance(v, str):
+        return plotly_text(v, limit=10_000)
+    if isinstance(v, np.ndarray) and v.dtype == object or isinstance(v, (list, tuple)):
+        return np.vectorize(_inert, otypes=[object])(np.asarray(v, dtype=object)) if len(v) else v
+    return v
+
+
+def inert(fig: go.Figure) -> go.Figure:
+    """fig with the names and labels in it (techniques, cases, GPUs, who acknowledged) escaped: Plotly
+    reads <a href>, <b>, ... in names, hovers, ticks and annotations. Templates are ours and stay."""
+    for trace in fig.data:
+        for attr in TRACE_TEXT:
+            if attr in trace and trace[attr] is not None:
+                trace[attr] = _inert(trace[attr])
+    for ann in fig.layout.annotations or ():
+        ann.text = _inert(ann.text)
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        if axis.ticktext is not None:
+            axis.ticktext = _inert(list(axis.ticktext))
+    if fig.layout.title.text:
+        fig.layout.title.text = _inert(fig.layout.title.text)
+    return fig
 
 
 def spread(samples, value) -> tuple[float, float, float, int]:

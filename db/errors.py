@@ -6,6 +6,7 @@ import re
 from sqlalchemy import exc as sa_exc
 
 from db.engine import NoDatabase
+from db.urls import scrub
 from db.validate import ResultFileError
 
 
@@ -45,4 +46,4 @@ def page_message(exc: BaseException) -> str:
     message = user_error(exc)
     if message is None:
         return "This page could not be drawn (an internal error); the details are in the dashboard's log."
-    return f"This page could not read the database: {_BARE_PATH.sub('<path>', message)}"
+    return f"This page could not read the database: {_BARE_PATH.sub('<path>', scrub(message))}"

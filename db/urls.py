@@ -1,7 +1,9 @@
 """Database URLs as shown to people: credentials masked, in a URL or anywhere inside a message."""
 from __future__ import annotations
 
+import logging
 import re
+import traceback
 
 MASK = "***"
 # query parameters that carry a secret in libpq / SQLAlchemy URLs (?password=..., ?sslpassword=...)
@@ -21,3 +23,14 @@ def scrub(text: str) -> str:
     for error messages and log lines that may quote a URL."""
     text = _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:{MASK}@", text)
     return _PARAM.sub(lambda m: f"{m['name']}={MASK}", text)
+
+
+class ScrubFilter(logging.Filter):
+    """A logging filter that masks database passwords in a record's message and traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = scrub(record.getMessage()), ()
+        if record.exc_info:
+            record.exc_text = scrub("".join(traceback.format_exception(*record.exc_info))).rstrip()
+            record.exc_info = None
+        return True

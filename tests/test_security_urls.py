@@ -24,6 +24,21 @@ def test_mask_url(url, shown):
     assert mask_url(url) == shown
 
 
+def test_log_records_are_scrubbed(caplog):
+    import logging
+
+    from db.urls import ScrubFilter
+
+    log = logging.getLogger("kwatch.test_scrub")
+    log.addFilter(ScrubFilter())
+    try:
+        raise ValueError("cannot parse 'postgresql://kw:pw9@db/kw'")
+    except ValueError:
+        log.exception("open %s failed", "postgresql://kw:pw9@db/kw")
+    assert len([r for r in caplog.records if r.name == "kwatch.test_scrub"]) == 1
+    assert "pw9" not in caplog.text and "postgresql://kw:***@db/kw" in caplog.text and "ValueError" in caplog.text
+
+
 def test_scrub_masks_urls_inside_a_message():
     msg = "Could not parse SQLAlchemy URL from string 'postgresql://a:pw1@c/d'; also \"mysql://x:pw2@z/w\"."
     out = scrub(msg)

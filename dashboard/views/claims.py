@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import data
+from dashboard import data, plots
 from db.errors import page_message
 
 STATUS_COLORS = {"reproduced": "#16a34a", "not reproduced": "#f59e0b", "contradicted": "#dc2626",
@@ -33,7 +33,7 @@ fig = go.Figure(go.Bar(x=[counts.get(s, 0) for s in statuses], y=statuses, orien
                        marker_color=[STATUS_COLORS.get(s, "#64748b") for s in statuses]))
 fig.update_layout(height=80 + 40 * len(statuses), xaxis_title="claims", yaxis=dict(autorange="reversed"),
                   margin=dict(t=20, b=30))
-st.plotly_chart(fig, key="claims_status_chart")
+st.plotly_chart(plots.inert(fig), key="claims_status_chart")
 
 c1, c2, c3 = st.columns(3)
 chosen = c1.multiselect("status", statuses, key="claims_status")

@@ -3,6 +3,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import data, plots, verdict
+from db.escape import md_text
 
 st.header("Compare")
 url = data.db_url()
@@ -45,9 +46,10 @@ if base_id == cand_id:
     st.warning("Baseline and candidate are the same run: every series is stable by construction.")
 b_run, c_run = runs.set_index("run_id").loc[base_id], runs.set_index("run_id").loc[cand_id]
 if b_run["hardware_key"] != c_run["hardware_key"]:
-    st.warning(f"Different hardware: {b_run['hardware']} vs {c_run['hardware']}. Timings are not comparable.")
+    st.warning(f"Different hardware: {md_text(b_run['hardware'])} vs {md_text(c_run['hardware'])}. "
+               "Timings are not comparable.")
 if b_run["software_key"] != c_run["software_key"]:
-    st.info(f"Software differs: {b_run['software']} → {c_run['software']}")
+    st.info(f"Software differs: {md_text(b_run['software'])} → {md_text(c_run['software'])}")
 
 cmp = verdict.compare(base, cand)
 counts = {k: n for i, (k, n) in enumerate(verdict.counts(cmp).items()) if n or i < 5}
@@ -68,6 +70,6 @@ fig = go.Figure(go.Bar(
     hovertemplate="%{x:+.2f} %<br>%{customdata[0]}<br>%{customdata[1]:.4g} → %{customdata[2]:.4g}<extra></extra>"))
 fig.update_layout(xaxis_title="candidate vs baseline, median change (%)", height=160 + 18 * len(shown),
                   yaxis=dict(autorange="reversed"), margin=dict(t=30, b=30))
-st.plotly_chart(fig, key="compare_chart")
+st.plotly_chart(plots.inert(fig), key="compare_chart")
 st.dataframe(cmp.drop(columns=["benchmark_id"]), hide_index=True,
              column_config={"rel_change": st.column_config.NumberColumn(format="percent")})

@@ -4,7 +4,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import data
+from dashboard import data, plots
 from suite.techniques.prefill_cost_model.common import SHAPES, predicted
 
 url = data.db_url()
@@ -52,7 +52,7 @@ fig.update_layout(xaxis_type="log", xaxis_title="prompt tokens", yaxis_title="at
                   height=480, margin=dict(t=30, b=30), legend=dict(orientation="h", y=-0.25))
 fig.add_trace(go.Scatter(x=[prompt], y=[s["saving"]], mode="markers", name="your workload",
                          marker=dict(size=16, symbol="star", color="#f59e0b", line=dict(width=1, color="#000"))))
-st.plotly_chart(fig, key="cost_chart")
+st.plotly_chart(plots.inert(fig), key="cost_chart")
 if measured.empty:
     st.caption("No measured points yet (prefill_cost_model results: measured_saving_*).")
 else:
@@ -66,5 +66,5 @@ else:
                           go.Bar(x=share["case_id"], y=share["value"], name="measured: share of attention time")])
         bars.update_layout(barmode="group", yaxis_title="prefill share", yaxis_range=[0, 1], height=340,
                            margin=dict(t=30, b=30))
-        st.plotly_chart(bars, key="cost_share_chart")
+        st.plotly_chart(plots.inert(bars), key="cost_share_chart")
 st.dataframe(page.rename(columns={"prefill_share": "prefill share (dense)"}), hide_index=True)

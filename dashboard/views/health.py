@@ -29,7 +29,7 @@ st.caption("Each hardware's latest run of the tier (with its other runs of the 2
            "timings by Mann-Whitney p < 0.01 and a median change >= 5 % (host-timer timings shown, not gated), "
            "errors against their stored tolerance, quality fractions as k of n by Fisher's exact test and a "
            "change >= 0.05, needle grids pooled per selector and context.")
-st.plotly_chart(plots.status_bars(counts), key="health_bars")
+st.plotly_chart(plots.inert(plots.status_bars(counts)), key="health_bars")
 
 gated = series["gated"].fillna(True).astype(bool) if not series.empty else pd.Series(dtype=bool)
 status = series["status"] if not series.empty else pd.Series(dtype=str)

@@ -47,7 +47,7 @@ else:
                             box=CLAIMED_BF16X6, log_z=not binary, marks=marks,
                             zrange=(0, 1) if binary else None)
         with cols[i % 2]:
-            st.plotly_chart(fig, key=f"num_heat_{impl}")
+            st.plotly_chart(plots.inert(fig), key=f"num_heat_{impl}")
 
 st.subheader("Exponential variants: error in ULP over every fp32 input in [-126, 0]")
 ULP = ("ulp_max", "ulp_p99", "ulp_p50", "ulp_mean")
@@ -78,6 +78,6 @@ else:
                                  name=metric, customdata=y, hovertemplate="%{x}: %{customdata:.4g} ULP"))
     fig.update_layout(xaxis_title="exp2 variant", yaxis_title="error (ULP, log; 0 not drawn)", yaxis_type="log",
                       height=440, margin=dict(t=30, b=30))
-    st.plotly_chart(fig, key="num_ulp_chart")
+    st.plotly_chart(plots.inert(fig), key="num_ulp_chart")
     st.dataframe(pts.pivot_table(index="impl", columns="metric", values="value").reindex(impls),
                  column_config={m: st.column_config.NumberColumn(format="%.4g") for m in ULP})

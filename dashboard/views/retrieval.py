@@ -39,7 +39,7 @@ else:
         fig = plots.heatmap(grid, impl, "context length (tokens)", "needle depth", metric, log_z=False)
         fig.update_traces(zmin=0, zmax=1 if pts["value"].max() <= 1 else None)
         with cols[i % 2]:
-            st.plotly_chart(fig, key=f"ret_heat_{impl}")
+            st.plotly_chart(plots.inert(fig), key=f"ret_heat_{impl}")
 
 st.subheader("MQAR: recall against context length, beside the loss that cannot see it")
 mqar_metrics = sorted(cat[cat["technique"] == "mqar"]["metric"].unique())
@@ -87,11 +87,12 @@ else:
         pts = pts[(pts["impl"] == "dense") | (pts["p_density"] == density)]
     cols = st.columns(2) if loss_metrics else [st.container()]
     with cols[0]:
-        st.plotly_chart(mqar_figure(pts[pts["metric"] == metric], metric, True), key="ret_mqar_chart")
+        st.plotly_chart(plots.inert(mqar_figure(pts[pts["metric"] == metric], metric, True)),
+                        key="ret_mqar_chart")
     if loss_metrics:
         with cols[1]:
             lm = loss_metrics[0]
-            st.plotly_chart(mqar_figure(pts[pts["metric"] == lm], f"{lm} (non-query tokens)", False),
+            st.plotly_chart(plots.inert(mqar_figure(pts[pts["metric"] == lm], f"{lm} (non-query tokens)", False)),
                             key="ret_mqar_loss_chart")
         st.caption("Recall falls with the selector while the loss on the other tokens does not move: "
                    "a perplexity check cannot see this failure.")
