@@ -1,7 +1,8 @@
 """What code under test gets: a minimal environment (no database URL, no tokens) and a memory limit.
 
 A job's process sees only the variables a kernel needs (PATH, locale, home and cache directories,
-device selection, CUDA/Triton/PyTorch settings) and never one whose name says it holds a secret.
+device selection, CUDA/Triton/PyTorch settings) and those an operator names in KWATCH_JOB_ENV, and
+never one whose name says it holds a secret.
 Its resident memory is watched by the parent, which kills it above the limit.
 """
 from __future__ import annotations
@@ -25,10 +26,11 @@ SECRET = re.compile(r"TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|_KEY$|^KEY|API_?KEY|COO
 
 def job_env(parent: dict[str, str] | None = None, **extra: str) -> dict[str, str]:
     """The environment for a process running code under test: the kept variables of `parent`
-    (default os.environ) plus `extra`."""
+    (default os.environ), those its KWATCH_JOB_ENV names (comma-separated), plus `extra`."""
     parent = dict(os.environ if parent is None else parent)
+    named = set(filter(None, (n.strip() for n in parent.get("KWATCH_JOB_ENV", "").split(","))))
     env = {k: v for k, v in parent.items()
-           if (k in KEEP or k.startswith(KEEP_PREFIXES)) and not SECRET.search(k)}
+           if (k in KEEP or k in named or k.startswith(KEEP_PREFIXES)) and not SECRET.search(k)}
     env.update(extra)
     return env
 

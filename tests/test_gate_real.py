@@ -245,7 +245,7 @@ def test_a_suspicious_speedup_is_flagged_and_rechecked_on_fresh_inputs(runs, tmp
     # Beside a runner, the same code is re-checked on fresh inputs, where it turns out wrong.
     d = runs["good_dir"]
     p, report, md = _gate(runs["base"], cand, tmp_path, "--remeasure",
-                          env=_env(d, PR_BROKEN_ON_FRESH_INPUTS="1"), cwd=d)
+                          env=_env(d, PR_BROKEN_ON_FRESH_INPUTS="1", KWATCH_JOB_ENV="PR_BROKEN_ON_FRESH_INPUTS"), cwd=d)
     assert p.returncode == 1, md
     lat = _by_label(report)["pr_gemm/kernel/m128n96k64/latency_ms"]
     assert lat["status"] == "failed correctness" and lat["remeasured"] and "re-check on fresh inputs" in lat["reason"]

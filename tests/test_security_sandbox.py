@@ -20,12 +20,13 @@ def test_job_env_keeps_what_a_kernel_needs_and_no_secret():
     parent = {**SECRETS, "PATH": "/usr/bin", "HOME": "/home/u", "CUDA_VISIBLE_DEVICES": "1",
               "TRITON_CACHE_DIR": "/c/triton", "XDG_CACHE_HOME": "/c", "TORCH_HOME": "/c/torch",
               "LD_LIBRARY_PATH": "/usr/local/cuda/lib64", "CUDA_API_TOKEN": "no", "TRITON_AUTH_KEY": "no",
-              "KWATCH_EXTRA_TECHNIQUES": "m", "DATABASE_URL": "postgresql://a:b@c/d", "SSH_AUTH_SOCK": "/s"}
+              "KWATCH_EXTRA_TECHNIQUES": "m", "DATABASE_URL": "postgresql://a:b@c/d", "SSH_AUTH_SOCK": "/s",
+              "MY_FLAG": "1", "OTHER": "2", "KWATCH_JOB_ENV": "MY_FLAG,GITHUB_TOKEN"}
     env = job_env(parent, PYTHONPATH="/repo")
     assert env == {"PATH": "/usr/bin", "HOME": "/home/u", "CUDA_VISIBLE_DEVICES": "1",
                    "TRITON_CACHE_DIR": "/c/triton", "XDG_CACHE_HOME": "/c", "TORCH_HOME": "/c/torch",
                    "LD_LIBRARY_PATH": "/usr/local/cuda/lib64", "KWATCH_EXTRA_TECHNIQUES": "m",
-                   "PYTHONPATH": "/repo"}
+                   "MY_FLAG": "1", "PYTHONPATH": "/repo"}  # a named secret is still not passed
 
 
 @pytest.fixture(scope="module")
