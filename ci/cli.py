@@ -13,6 +13,7 @@ from ci import backfill, claims_cli, detect, detect_bench, fleet_cli, gate, gate
 from dashboard import cli as dashboard_cli
 from db.engine import make_engine, open_db, resolve_url, upgrade
 from db.ingest import ingest_docs, load_files, store_validated, stored_runs
+from db.roles import RoleSet, create_roles
 from db.urls import mask_url, scrub
 from db.validate import ResultFileError
 from runners import cli as runners_cli
@@ -73,6 +74,31 @@ def db_upgrade(db: Optional[str] = DB, revision: str = typer.Option("head", "--r
     """Apply Alembic migrations up to --revision (default head)."""
     upgrade(make_engine(resolve_url(db)), revision)
     console.print(f"{mask_url(resolve_url(db))}: schema at {revision}")
+
+
+@db_app.command("roles")
+def db_roles(db: Optional[str] = DB,
+             reader: str = typer.Option("kwatch_reader", "--reader", help="login role for the dashboard"),
+             writer: str = typer.Option("kwatch_writer", "--writer", help="login role for runners, ingest, "
+                                        "the nightly job, the gate, ack and mute"),
+             reader_password_env: str = typer.Option("KWATCH_READER_PASSWORD", "--reader-password-env",
+                                                     help="environment variable holding the reader's password "
+                                                     "(unset: the password is left as it is)"),
+             writer_password_env: str = typer.Option("KWATCH_WRITER_PASSWORD", "--writer-password-env",
+                                                     help="environment variable holding the writer's password")) -> None:
+    """PostgreSQL: create or update the reader and writer roles with least privilege (run as the owner,
+    after `kwatch db upgrade`; idempotent). See db/roles.py."""
+    engine = make_engine(resolve_url(db))
+    if engine.dialect.name != "postgresql":
+        console.print("db roles: only PostgreSQL has roles; a SQLite file is protected by its file permissions")
+        raise typer.Exit(2)
+    roles = RoleSet(reader, writer, os.environ.get(reader_password_env), os.environ.get(writer_password_env))
+    for stmt in create_roles(engine, roles):
+        console.print(stmt, markup=False, highlight=False, soft_wrap=True)
+    u = engine.url
+    for role in (reader, writer):
+        console.print(f"{role}: postgresql://{role}@{u.host}{f':{u.port}' if u.port else ''}/{u.database}",
+                      markup=False, highlight=False)
 
 
 # The other commands, each module adding its own with register(app).

@@ -13,6 +13,7 @@ from rich.table import Table
 from sqlalchemy import func, select
 
 from ci.gate_mutes import matching_mute
+from db.actions import acknowledge
 from db.detector import DetectorSettings, online_changes
 from db.verdict import metric_kind
 from db.series import Point, SeriesKey, all_series
@@ -139,22 +140,6 @@ def _mutes(session) -> list[dict]:
              "hardware_key": m.hardware_key, "who": m.who, "why": m.why,
              "until": _aware(m.until).isoformat() if m.until else None}
             for m in session.scalars(select(Mute)) if m.until is None or _aware(m.until) > now]
-
-
-def acknowledge(session, change_point_id: int, who: str, why: str) -> int:
-    """Mark a stored change as intended: the series is re-baselined from that change's run."""
-    from db.models_ci import Acknowledgement, ChangePoint
-
-    c = session.get(ChangePoint, change_point_id)
-    if c is None:
-        raise KeyError(f"no change point {change_point_id}")
-    a = Acknowledgement(technique=c.technique, impl=c.impl, case_id=c.case_id, metric=c.metric,
-                        hardware_key=c.hardware_key, software_key=c.software_key, protocol=c.protocol,
-                        from_run_id=c.run_id, from_started_at=c.run_started_at, change_point_id=c.id, who=who,
-                        why=why, created_at=datetime.now(timezone.utc))
-    session.add(a)
-    session.flush()
-    return a.id
 
 
 def table(found: list[Detected]) -> Table:

@@ -275,7 +275,7 @@ def evaluate(session: Session, claims: list[Claim] | None = None) -> list[Verdic
 
 def ledger(url: str | None = None, claims: list[Claim] | None = None) -> list[dict[str, Any]]:
     """The whole ledger as flat dicts (see Verdict.row), read-only: the dashboard's query."""
-    from db.engine import open_db
+    from db.queries import read_engine  # pandas, which the CLI's ledger does not need
 
-    with open_db(url)() as session:
+    with Session(read_engine(url)) as session:
         return [v.row() for v in evaluate(session, claims)]

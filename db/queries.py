@@ -1,12 +1,15 @@
 """Read-only queries for the dashboard: each takes a database URL and returns a pandas DataFrame.
 
-Connections are read-only (SQLite `PRAGMA query_only`, PostgreSQL `default_transaction_read_only`).
+Connections are read-only (an existing SQLite file is opened `?mode=ro` with `PRAGMA query_only`,
+PostgreSQL sessions have `default_transaction_read_only`; a team gives the dashboard a reader role, see
+`kwatch db roles`).
 A database without the schema (or without the CI tables) reads as empty, never as an error.
 Every query goes through an index: results by (benchmark_id, metric, run_id) or (run_id, status).
 """
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Iterable, Optional
 
 import pandas as pd
@@ -39,6 +42,9 @@ def read_engine(url: Optional[str] = None) -> Engine:
     if url.startswith("postgresql"):
         return create_engine(url, pool_pre_ping=True,
                              connect_args={"options": "-c default_transaction_read_only=on"})
+    path = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else None
+    if path and path != ":memory:" and not path.startswith("file:") and Path(path).is_file():
+        url = f"sqlite:///file:{Path(path).resolve()}?mode=ro&uri=true"  # the OS-level open is read-only
     engine = create_engine(url)
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _readonly_sqlite)
@@ -237,8 +243,8 @@ def _ci_table(url: Optional[str], name: str):
 
 def change_points(url: Optional[str], technique: str, impl: str, case_id: str, metric: str) -> pd.DataFrame:
     """Detected change points of a series (every hardware/software/protocol), oldest first."""
-    cols = ["hardware_key", "software_key", "protocol", "run_id", "run_started_at", "method", "before_value",
-            "after_value", "rel_change", "kind"]
+    cols = ["id", "hardware_key", "software_key", "protocol", "run_id", "run_started_at", "method",
+            "before_value", "after_value", "rel_change", "kind"]
     t = _ci_table(url, "ci_change_points")
     if t is None:
         return pd.DataFrame(columns=cols)

@@ -46,12 +46,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve(url: str, d: Path):
-    """`kwatch dashboard` over `url` on a free localhost port; yields the base URL."""
+def serve(url: str, d: Path, *extra: str):
+    """`kwatch dashboard` over `url` (and `extra` options) on a free localhost port; yields the base URL."""
     port = free_port()
     log = open(d / "streamlit.log", "w")
     proc = subprocess.Popen([sys.executable, "-c", "from ci.cli import main; main()", "dashboard", "--db", url,
-                             "--port", str(port), "--address", "127.0.0.1"], cwd=ROOT, stdout=log,
+                             "--port", str(port), "--address", "127.0.0.1", *extra], cwd=ROOT, stdout=log,
                             stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:

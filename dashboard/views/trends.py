@@ -2,7 +2,8 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, plots
+from dashboard import data, plots, writes
+from db.escape import md_text
 from db.noise import resolution
 
 
@@ -95,10 +96,12 @@ if hws:
     acks = acks[acks["hardware_key"].isin(hws)]
 unit = str(sel["unit"].iloc[0]) if len(sel) else ""
 direction = str(sel["direction"].iloc[0]) if len(sel) else ""
-st.caption(f"{technique} / {', '.join(sel['impl'])} / {case} · {metric} ({unit}, {direction} is better) · "
+st.caption(f"{md_text(technique)} / {md_text(', '.join(sel['impl']))} / {md_text(case)} · {md_text(metric)} "
+           f"({md_text(unit)}, {direction} is better) · "
            f"marker: median of the run's samples, bar: 10th-90th percentile · {len(points)} results · "
            f"{len(cps)} change points · {len(acks)} acknowledgements")
-st.plotly_chart(plots.trend_figure(points, group, x=x, unit=unit, change_points=cps, acks=acks, log_y=log_y),
+st.plotly_chart(plots.inert(plots.trend_figure(points, group, x=x, unit=unit, change_points=cps, acks=acks,
+                                               log_y=log_y)),
                 key="trend_chart")
 if metric == "latency_ms":
     res = noise_table(points)
@@ -118,3 +121,4 @@ if not cps.empty or not acks.empty:
     with st.expander("change points and acknowledgements"):
         st.dataframe(cps, hide_index=True)
         st.dataframe(acks, hide_index=True)
+        writes.ack_form(cps, key="trend_ack")

@@ -1,0 +1,23 @@
+"""Writes a person makes (the CLI's `kwatch ack`, the dashboard's acknowledge form), with who made them."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sqlalchemy.orm import Session
+
+from db.models_ci import Acknowledgement, ChangePoint
+
+
+def acknowledge(session: Session, change_point_id: int, who: str, why: str) -> int:
+    """Mark a stored change as intended: the series is re-baselined from that change's run; the new
+    acknowledgement's id."""
+    c = session.get(ChangePoint, change_point_id)
+    if c is None:
+        raise KeyError(f"no change point {change_point_id}")
+    a = Acknowledgement(technique=c.technique, impl=c.impl, case_id=c.case_id, metric=c.metric,
+                        hardware_key=c.hardware_key, software_key=c.software_key, protocol=c.protocol,
+                        from_run_id=c.run_id, from_started_at=c.run_started_at, change_point_id=c.id, who=who,
+                        why=why, created_at=datetime.now(timezone.utc))
+    session.add(a)
+    session.flush()
+    return a.id
