@@ -172,7 +172,7 @@ def test_dashboard_captions_hovers_and_legends_with_hostile_names(tmp_path, brow
         for path in ("compare", f"trends?technique=gemm_fp32_emulation&impl={quote(IMPL)},cublas_fp32"
                                f"&case={quote(CASE)}&metric=latency_ms"):
             driver.get(f"{web}/{path}")
-            wait_rendered(driver, 1)
+            wait_rendered(driver, 1, timeout=180)  # the compare page is slow on a loaded CPU
             time.sleep(1.0)
             assert driver.title != "pwned"
             found = driver.find_elements(By.CSS_SELECTOR, "img[src=x], .main-svg a, "

@@ -48,7 +48,7 @@ def _open_expander(drv, base, path):
     from selenium.webdriver.common.by import By
 
     drv.get(f"{base}/{path}")
-    wait_rendered(drv, 1)
+    wait_rendered(drv, 1, timeout=180)
     for e in drv.find_elements(By.CSS_SELECTOR, '[data-testid="stExpander"] summary'):
         if "change points and acknowledgements" in e.text:
             drv.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", e)
