@@ -15,8 +15,8 @@ from sqlalchemy import func, select
 from ci.gate_mutes import matching_mute
 from db.actions import acknowledge
 from db.detector import DetectorSettings, online_changes
-from db.verdict import metric_kind
 from db.series import Point, SeriesKey, all_series
+from db.verdict import metric_kind
 
 console = Console(stderr=True)
 METHOD = "online rank rule (db.detector): 3 nights beyond every reference night"
