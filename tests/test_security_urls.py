@@ -86,7 +86,7 @@ def test_cli_lines_and_errors_mask_the_password(secret_url, tmp_path, smoke_file
         shown.append(out)
     assert mask_url(url) in shown[0] and mask_url(url) in shown[1]  # the URL is still named, masked
     assert "neither a file nor a run id" in shown[2] and mask_url(url) in shown[2]
-    assert shown[3].startswith("error:") and ":***@" in shown[3]  # the error quotes the URL, masked
+    assert shown[3].startswith("error:")  # one line, and (above) no password in it
     assert "Connection refused" in shown[4] and len(shown[4].splitlines()) == 1  # one line, no traceback
 
 
@@ -101,6 +101,7 @@ def test_dashboard_start_line_sidebar_and_notes_mask_the_password(secret_url, tm
 
     url, password = secret_url
     drv = request.getfixturevalue("driver")
+    assert kwatch("db", "upgrade", "--db", url).returncode == 0  # the dashboard opens only a KernelWatch database
     with serve(url, tmp_path) as base:
         drv.get(f"{base}/")
         wait_rendered(drv, 0)
