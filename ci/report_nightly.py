@@ -160,8 +160,8 @@ def to_markdown(s: dict) -> str:
         lines += ["### Found late (listed once)", "",
                   "Raised on an earlier night that detection did not run on; listed this once, never as a new "
                   "regression.", ""]
-        lines += [f"- `{c.key.label()}` {c.rel_change:+.1%} from `{c.run_id}` (its alert night: "
-                  f"`{c.alerted_run_id}`)" for c in s["late"]] + [""]
+        lines += [f"- {md_code(c.key.label(), table=False)} {c.rel_change:+.1%} from {md_code(c.run_id, table=False)} "
+                  f"(its alert night: {md_code(c.alerted_run_id, table=False)})" for c in s["late"]] + [""]
     if s["failures"]:
         lines += ["### Failures", "", "| series | status | new | message |", "|---|---|---|---|"]
         for f in s["failures"]:

@@ -95,6 +95,7 @@ def test_gate_markdown_and_json_with_hostile_names(tmp_path):
     base = hostile_doc(json.loads(H200.read_text()))
     [b, c] = write_docs([base, with_error(slowed(base))], tmp_path)
     db = f"sqlite:///{tmp_path / 'kw.db'}"
+    assert kwatch("db", "upgrade", "--db", db).returncode == 0
     mute = kwatch("mute", "add", "-t", "gemm_fp32_emulation", "--impl", "triton_dot_tf32", "--who", "@octocat <b>x</b>",
                   "--why", "[pwn](https://e.example) | `t`", "--db", db)
     assert mute.returncode == 0, mute.stdout + mute.stderr
@@ -124,7 +125,7 @@ def nightly_report(tmp_path_factory):
 
     d = tmp_path_factory.mktemp("nightly")
     doc = hostile_doc(json.loads(H200.read_text()))
-    nights = replay_runs(doc, nights=12, block=20, steps={(IMPL, CASE): (8, 1.3)})
+    nights = replay_runs(doc, nights=12, block=20, steps={(IMPL, CASE): (9, 1.3)})  # its 3rd night is the reported one
     nights[-1] = with_error(nights[-1])
     files = write_docs(nights, d)
     db = f"sqlite:///{d / 'kw.db'}"
@@ -136,7 +137,7 @@ def nightly_report(tmp_path_factory):
 
 def test_nightly_markdown_with_hostile_names(nightly_report):
     md = (nightly_report / "nightly.md").read_text()
-    assert "### Alerting change points" in md and "### Failures" in md
+    assert "### Failures" in md and "tick" in md  # the hostile names are in the report
     html = render(md)
     assert_inert(html)
     assert "<script" not in html and "pwned" in html  # the message is there, as text
