@@ -63,14 +63,30 @@ def test_nightly_fans_out_one_job_per_gpu_label_and_reports_once():
 def test_pr_workflow_runs_the_ab_gate_on_a_gpu_and_comments():
     doc = _load("pr-gate.yml")
     assert "pull_request" in _triggers(doc)
-    assert doc["permissions"]["pull-requests"] == "write"
-    job = doc["jobs"]["gate"]
-    assert "gpu" in job["runs-on"] and "self-hosted" in job["runs-on"]
-    cmds = _commands(job)
+    measure, report = doc["jobs"]["measure"], doc["jobs"]["report"]
+    assert "gpu" in measure["runs-on"] and "self-hosted" in measure["runs-on"]
+    cmds = _commands(measure)
     assert "kwatch gate --ab \"$BASE_SHA\" \"$HEAD_SHA\"" in cmds and "--markdown gate.md" in cmds
-    scripts = [s for s in job["steps"] if "github-script" in s.get("uses", "")]
+    assert report["needs"] == "measure" and report["permissions"]["pull-requests"] == "write"
+    scripts = [s for s in report["steps"] if "github-script" in s.get("uses", "")]
     assert scripts and "createComment" in scripts[0]["with"]["script"]
-    assert "exit 1" in job["steps"][-1]["run"]
+    assert "exit 1" in report["steps"][-1]["run"]
+
+
+def test_pr_code_never_runs_beside_a_secret():
+    """The job that measures the PR sees no secret and runs the base revision's harness; only the
+    trusted report job holds the writer's URL."""
+    doc = _load("pr-gate.yml")
+    measure = doc["jobs"]["measure"]
+    assert "secrets." not in yaml.safe_dump(measure)
+    assert measure["permissions"] == {"contents": "read"}
+    checkout = measure["steps"][0]
+    assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+    assert checkout["with"]["persist-credentials"] is False
+    assert "--store" not in _commands(measure)
+    report = doc["jobs"]["report"]
+    assert "secrets." in report["env"]["KWATCH_DB"]
+    assert report["steps"][0]["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
 
 
 def test_cpu_ci_runs_the_readme_test_command():
