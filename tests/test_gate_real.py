@@ -153,9 +153,9 @@ def test_two_runs_of_the_same_code_pass(runs, tmp_path):
     p, report, md = _gate(runs["base"], runs["again"], tmp_path, "--remeasure", env=_env(d), cwd=d)
     assert p.returncode == 0, md
     assert report["verdict"] == "pass" and not report["blocking"]
-    statuses = {s["status"] for s in report["series"]}
-    assert statuses <= {"stable", "improved", "insufficient data"}
-    assert report["counts"].get("stable", 0) >= 2  # rel_err within tolerance, timings within noise
+    gated = {s["status"] for s in report["series"] if s.get("gated", True)}
+    assert gated <= {"stable", "improved", "insufficient data"}  # host-timer drift is shown, not gated
+    assert report["counts"].get("stable", 0) >= 2  # rel_err within tolerance
     assert "✅ **PASS**" in md
 
 
@@ -214,6 +214,7 @@ def test_a_correctness_failure_fails_the_gate(runs, tmp_path):
 
 def test_mutes_are_listed_not_dropped(runs, tmp_path):
     db = f"sqlite:///{tmp_path / 'kw.db'}"
+    assert kwatch("db", "upgrade", "--db", db).returncode == 0  # mute never creates a database itself
     p = kwatch("mute", "add", "-t", "pr_gemm", "-c", "m128n96k64", "--who", "bob", "--why", "flaky on CI hosts",
                "--until", "7d", "--db", db)
     assert p.returncode == 0, p.stderr
