@@ -7,13 +7,14 @@ import os
 import stat
 
 from runners.summary import WIDTH, summary_lines
-from tests.conftest import kwatch
+from tests.conftest import ROOT, kwatch
 
 
 def test_failing_run_summary_names_the_rows_at_80_columns(tmp_path):
     proc = kwatch("run", "-t", "faulty_gemm", "-i", "good", "-i", "wrong", "-i", "raises", "-i", "cuda_fault",
                   "--device", "cpu", "--seed", "11", "--db", f"sqlite:///{tmp_path / 'kw.db'}",
-                  env={"KWATCH_EXTRA_TECHNIQUES": "tests.fixtures.faulty", "COLUMNS": "200"}, cwd=tmp_path,
+                  env={"KWATCH_EXTRA_TECHNIQUES": "tests.fixtures.faulty", "COLUMNS": "200", "PYTHONPATH": str(ROOT)},
+                  cwd=tmp_path,
                   timeout=300)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
