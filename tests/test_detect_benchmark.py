@@ -3,7 +3,8 @@ import json
 
 import pytest
 
-from ci.detect_bench import SHIPPED, evaluate, noise_series, replay
+from ci.detect_bench import SHIPPED, evaluate, noise_series
+from ci.nightly_replay import replay
 from ci.detect_core import threshold_alert, zscore_alert
 from tests.conftest import ROOT
 
@@ -46,14 +47,15 @@ def test_committed_figures_cover_the_four_detectors_and_all_steps():
 
 def _run_files(tmp_path, n):
     """n run files whose values are real H200 night medians (blocks of 20 recorded samples)."""
-    from ci.detect_bench import replay_runs
+    from ci.nightly_replay import replay_runs
     from tests.conftest import write_docs
 
     return write_docs(replay_runs(json.loads(H200.read_text()), nights=n, block=20), tmp_path, "run")
 
 
 def test_repeated_runs_give_one_night_per_run(tmp_path):
-    from ci.detect_bench import run_series, replay_series
+    from ci.detect_bench import run_series
+    from ci.nightly_replay import replay_series
     import numpy as np
 
     files = _run_files(tmp_path, 9)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from ci.detect_bench import replay_runs
+from ci.nightly_replay import replay_runs
 from db.detector import online_changes
 from tests.conftest import ROOT, kwatch, write_docs
 

@@ -1,7 +1,7 @@
 """kwatch nightly: a real (CPU smoke) run end to end, and the night-by-night exit code on replayed H200 noise."""
 import json
 
-from ci.detect_bench import replay_runs
+from ci.nightly_replay import replay_runs
 from tests.conftest import ROOT, kwatch, write_docs
 
 H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json"

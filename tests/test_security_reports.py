@@ -121,7 +121,7 @@ def test_gate_markdown_and_json_with_hostile_names(tmp_path):
 def nightly_report(tmp_path_factory):
     """`kwatch nightly` over replayed nights of the hostile run, with a step on the hostile series and an
     errored hostile result on the reported night; returns its output folder."""
-    from ci.detect_bench import replay_runs
+    from ci.nightly_replay import replay_runs
 
     d = tmp_path_factory.mktemp("nightly")
     doc = hostile_doc(json.loads(H200.read_text()))
