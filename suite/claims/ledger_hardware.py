@@ -1,6 +1,6 @@
 """Claims about the hardware underneath (no technique here builds it): datasheet arithmetic and
 vendor figures for Blackwell, FP4 and Rubin."""
-from suite.claims.spec import Arithmetic, Band, Claim, about, stated
+from suite.claims.spec import Arithmetic, Band, Claim, Selector, about, stated
 
 A = "suite.claims.arithmetic"
 PAGE = "the page (kernel & attention optimization)"
@@ -38,6 +38,9 @@ CLAIMS = (
           "A single B200 thread block can address up to 227 KB of shared memory.",
           227, "KB", PAGE, "vendor", "B200", "Thread block clusters and distributed shared memory",
           stated(227), None, runs_on=("B200",), projection="suite.claims.projections:no_datasheet",
+          technique="cluster_dsmem", analog=Selector("cluster_dsmem", "smem_block_optin_kb", "triton_cta1"),
+          analog_unit="KB one block may opt in to on the H200 (torch.cuda.get_device_properties; the "
+                      "cluster_dsmem probe records the per-SM figure beside it)",
           note="a CUDA limit of the architecture; not a throughput, so no roofline applies"),
     Claim("nvfp4_block_32_or_128",
           "Blockwise quantization: a block of 32 or 128 weights, which is what K-quant formats and "

@@ -1,0 +1,70 @@
+"""Sparse GEMM break-even (page: "Sparsity, ordered by how usable it is"): dense bf16 cuBLAS against
+unstructured CSR (cuSPARSE), tile-shaped zeros skipped by a Triton kernel, and 2:4 semi-structured
+(cuSPARSELt, CUTLASS), over densities; rates count the dense-equivalent 2*M*N*K flops."""
+from suite.spec import LATENCY, REL_ERR, TFLOPS, Case, Impl, Technique, Tolerance
+
+_PKG = "suite.techniques.sparse_gemm"
+_REF = f"{_PKG}.reference"
+NK = 4096  # N = K: a Llama-sized square projection
+UNSTRUCTURED = (0.005, 0.01, 0.03125, 0.05, 0.1, 0.3, 0.5, 0.9)  # 0.03125: Monarch's density at n = 4096
+BLOCK = (0.05, 0.1, 0.3, 0.5, 0.7, 0.9)
+
+
+def _flops(p: dict) -> float:
+    return 2.0 * p["m"] * p["n"] * p["k"]
+
+
+def _bytes(p: dict) -> float:
+    """The dense GEMM's least traffic in bf16: x, w and out once each."""
+    return 2.0 * (p["m"] * p["k"] + p["n"] * p["k"] + p["m"] * p["n"])
+
+
+def _case(m: int, pattern: str, density: float, tiers=("nightly",), n: int = NK, k: int = NK) -> Case:
+    tag = {"unstructured": "unstr", "block": "block", "2:4": "24"}[pattern]
+    d = f"{100 * density:g}".replace(".", "p")
+    seeds = 2 if m * n * k >= 2**36 else 3
+    return Case(f"m{m}_{tag}_d{d}", {"m": m, "n": n, "k": k, "pattern": pattern, "density": density},
+                tiers, seeds)
+
+
+_COMMON = dict(section="Sparsity, ordered by how usable it is", reference=f"{_REF}:reference",
+               make_inputs=f"{_REF}:make_inputs", empty_output=f"{_REF}:empty_output",
+               tolerances={"default": Tolerance(f"{_REF}:lowp_dense", k=2.0)},
+               metrics=(LATENCY, TFLOPS, REL_ERR), flops=_flops, bytes=_bytes)
+DENSE = Impl("cublas_dense", f"{_PKG}.cublas_dense:run", baseline=True,
+             note="torch.mm on the bf16 weight, zeros included")
+CSR = Impl("cusparse_csr", f"{_PKG}.cusparse_csr:run", requires=("cuda",),
+           note="torch.mm(CSR weight, x^T), int32 indices: cuSPARSE SpMM (no bf16 CSR matmul on torch's CPU)")
+
+TECHNIQUE = Technique(
+    name="sparse_gemm",
+    impls=(DENSE, CSR,
+           Impl("triton_tile_skip", f"{_PKG}.triton_tile_skip:run", requires=("triton",),
+                note="walks only the nonzero 64x64 tiles of w (a CSR list over tiles)")),
+    cases=(
+        Case("m8_block_d50", {"m": 8, "n": 128, "k": 256, "pattern": "block", "density": 0.5}),
+        Case("m8_unstr_d10", {"m": 8, "n": 128, "k": 256, "pattern": "unstructured", "density": 0.1}),
+        Case("m40_block_d30", {"m": 40, "n": 192, "k": 128, "pattern": "block", "density": 0.3},
+             ("smoke_full",)),
+        *(_case(m, "unstructured", d) for m in (16, 4096) for d in UNSTRUCTURED),
+        *(_case(m, "block", d) for m in (16, 4096) for d in BLOCK),
+    ),
+    smoke=("cublas_dense", "triton_tile_skip"),
+    claims=("sparse_moderate_unstructured_slower", "sparse_block_buys_it_back", "monarch_vs_csr_same_density"),
+    **_COMMON,
+)
+
+SEMI_STRUCTURED = Technique(
+    name="sparse_gemm_24",
+    impls=(DENSE, CSR,
+           Impl("cusparselt_24", f"{_PKG}.semi_structured:run", args={"backend": "cusparselt"},
+                requires=("cuda", "sm80"), note="to_sparse_semi_structured's cuSPARSELt tensor, F.linear"),
+           Impl("cutlass_24", f"{_PKG}.semi_structured:run", args={"backend": "cutlass"},
+                requires=("cuda", "sm80"), note="to_sparse_semi_structured's CUTLASS tensor, F.linear")),
+    cases=(Case("m8_24_d50", {"m": 8, "n": 128, "k": 128, "pattern": "2:4", "density": 0.5}),
+           *(_case(m, "2:4", 0.5) for m in (16, 4096))),
+    claims=("sparse_24_2x_dense",),
+    **_COMMON,
+)
+
+TECHNIQUES = (TECHNIQUE, SEMI_STRUCTURED)
