@@ -10,7 +10,8 @@ import torch  # noqa: E402
 
 from runners.correctness import rel_err  # noqa: E402
 from suite.techniques.sparse_gemm import cusparse_csr, semi_structured, triton_tile_skip  # noqa: E402
-from suite.techniques.sparse_gemm.reference import TILE, lowp_dense, make_inputs, reference, tile_lists  # noqa: E402
+from suite.techniques.sparse_gemm.reference import lowp_dense, make_inputs, reference  # noqa: E402
+from suite.techniques.sparse_gemm.tiles import TILE, tile_lists  # noqa: E402
 
 
 def _inputs(pattern, density, m=8, n=128, k=256, seed=0):
@@ -66,5 +67,5 @@ def test_csr_path_computes_x_times_w_transposed():
 
 def test_semi_structured_without_its_backend_says_so():
     inp = _inputs("2:4", 0.5)  # on the CPU no compressed weight is built
-    with pytest.raises(RuntimeError, match="cutlass"):
-        semi_structured.run(torch.empty(8, 128, dtype=torch.bfloat16), backend="cutlass", **inp)
+    with pytest.raises(RuntimeError, match="cusparselt"):
+        semi_structured.run(torch.empty(8, 128, dtype=torch.bfloat16), backend="cusparselt", **inp)

@@ -10,7 +10,7 @@ import triton
 import triton.language as tl
 
 from suite.lib.interp import interpreting
-from suite.lib.triton_round import round_bf16
+from suite.lib.triton_dot import dot_acc, rounded_for_store
 
 COMPILED: dict[int, object] = {}  # num_ctas -> the last compiled kernel (for the probe)
 
@@ -36,12 +36,8 @@ def gemm_kernel(x_ptr, w_ptr, out_ptr, M, N, K, sxm, sxk, swn, swk, som, son,
                     mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K), other=0.0)
         b = tl.load(w_ptr + rn[None, :] * swn + (k0 + rk)[:, None] * swk,
                     mask=(rn[None, :] < N) & ((k0 + rk)[:, None] < K), other=0.0)
-        if UPCAST:  # the interpreter's bf16 dot is wrong; bf16 -> fp32 is exact
-            acc += tl.dot(a.to(tl.float32), b.to(tl.float32), input_precision="ieee")
-        else:
-            acc += tl.dot(a, b)
-    if UPCAST:  # and its fp32 -> bf16 cast truncates
-        acc = round_bf16(acc)
+        acc = dot_acc(acc, a, b, UPCAST)
+    acc = rounded_for_store(acc, UPCAST)
     tl.store(out_ptr + rm[:, None] * som + rn[None, :] * son, acc.to(out_ptr.dtype.element_ty),
              mask=(rm[:, None] < M) & (rn[None, :] < N))
 

@@ -2,9 +2,11 @@
 (unstructured, tile-shaped, or 2:4), the weight also held as CSR and as a list of nonzero tiles."""
 from __future__ import annotations
 
+import warnings
+
 import torch
 
-TILE = 64  # side of the zero tiles of the block pattern (and of the tile-skipping kernel's W tile)
+from suite.techniques.sparse_gemm.tiles import TILE, tile_lists
 
 
 def _mask(params: dict, g: torch.Generator, device: str) -> torch.Tensor:
@@ -25,21 +27,11 @@ def _mask(params: dict, g: torch.Generator, device: str) -> torch.Tensor:
     raise ValueError(f"unknown sparsity pattern {pattern!r}")
 
 
-def tile_lists(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """For w (N,K), N and K multiples of TILE: tile_ptr (N/TILE + 1,) int32 and tile_k (tiles,) int32,
-    the K-tile indices of the nonzero TILE x TILE tiles of each row of tiles (CSR over tiles)."""
-    n, k = w.shape
-    nonzero = (w != 0).view(n // TILE, TILE, k // TILE, TILE).any(dim=3).any(dim=1)  # (N/T, K/T)
-    counts = nonzero.sum(dim=1, dtype=torch.int32)
-    ptr = torch.zeros(n // TILE + 1, dtype=torch.int32, device=w.device)
-    ptr[1:] = counts.cumsum(0)
-    return ptr, nonzero.nonzero()[:, 1].to(torch.int32).contiguous()
-
-
 def make_inputs(params: dict, seed: int, device: str) -> dict:
     """x (M,K) bf16 ~ N(0,1); w (N,K) bf16 ~ N(0,1)/sqrt(density K) on its pattern, zero elsewhere;
-    w_csr the same weights in CSR (int32 indices); tile_ptr/tile_k its nonzero tiles; on CUDA with the
-    2:4 pattern also w24_cusparselt and w24_cutlass (torch's semi-structured tensors, where built)."""
+    w_csr the same weights in CSR (int32 indices), w_csr32 and x32 the same values in fp32; tile_ptr /
+    tile_k its nonzero tiles; on CUDA with the 2:4 pattern also w24_cusparselt (torch's semi-structured
+    tensor, where this build has cuSPARSELt)."""
     g = torch.Generator(device=device).manual_seed(seed)
     m, n, k = params["m"], params["n"], params["k"]
     if n % TILE or k % TILE:
@@ -47,28 +39,30 @@ def make_inputs(params: dict, seed: int, device: str) -> dict:
     x = torch.randn(m, k, generator=g, device=device).to(torch.bfloat16)
     w = torch.randn(n, k, generator=g, device=device) / max(params["density"] * k, 1.0) ** 0.5
     w = (w * _mask(params, g, device)).to(torch.bfloat16)
-    csr = w.to_sparse_csr()
-    w_csr = torch.sparse_csr_tensor(csr.crow_indices().to(torch.int32), csr.col_indices().to(torch.int32),
-                                    csr.values(), size=(n, k))
+    with warnings.catch_warnings():  # torch's notes that CSR is in beta and unchecked
+        warnings.simplefilter("ignore", UserWarning)
+        csr = w.to_sparse_csr()
+        crow, col = csr.crow_indices().to(torch.int32), csr.col_indices().to(torch.int32)
+        w_csr = torch.sparse_csr_tensor(crow, col, csr.values(), size=(n, k), check_invariants=False)
+        w_csr32 = torch.sparse_csr_tensor(crow, col, csr.values().float(), size=(n, k), check_invariants=False)
     tile_ptr, tile_k = tile_lists(w)
-    inputs = {"x": x, "w": w, "w_csr": w_csr, "tile_ptr": tile_ptr, "tile_k": tile_k}
+    inputs = {"x": x, "w": w, "w_csr": w_csr, "x32": x.float(), "w_csr32": w_csr32,
+              "tile_ptr": tile_ptr, "tile_k": tile_k}
     if params["pattern"] == "2:4" and device == "cuda":
         inputs.update(semi_structured(w))
     return inputs
 
 
 def semi_structured(w: torch.Tensor) -> dict:
-    """w (N,K) bf16 2:4 compressed by each of torch's backends that this build has (cuSPARSELt, CUTLASS)."""
-    from torch.sparse import SparseSemiStructuredTensorCUSPARSELT, SparseSemiStructuredTensorCUTLASS
+    """w (N,K) bf16 2:4 compressed for cuSPARSELt, where this build has it."""
+    from torch.sparse import SparseSemiStructuredTensorCUSPARSELT
 
-    out = {}
-    for key, cls in (("w24_cusparselt", SparseSemiStructuredTensorCUSPARSELT),
-                     ("w24_cutlass", SparseSemiStructuredTensorCUTLASS)):
-        try:
-            out[key] = cls.from_dense(w)
-        except (RuntimeError, NotImplementedError):  # backend absent from this build: its impl errors
-            pass
-    return out
+    # torch's CUTLASS 2:4 kernel refuses sm90 ("Supported only on GPUs with compute capability 8.x",
+    # torch 2.11 on the H200), so only cuSPARSELt is built here.
+    try:
+        return {"w24_cusparselt": SparseSemiStructuredTensorCUSPARSELT.from_dense(w)}
+    except (RuntimeError, NotImplementedError):  # no cuSPARSELt in this build: its impl errors
+        return {}
 
 
 def empty_output(params: dict, device: str) -> torch.Tensor:

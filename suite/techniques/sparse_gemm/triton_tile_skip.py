@@ -7,8 +7,8 @@ import triton
 import triton.language as tl
 
 from suite.lib.interp import interpreting
-from suite.lib.triton_round import round_bf16
-from suite.techniques.sparse_gemm.reference import TILE
+from suite.lib.triton_dot import dot_acc, rounded_for_store
+from suite.techniques.sparse_gemm.tiles import TILE
 
 
 @triton.jit
@@ -28,12 +28,8 @@ def tile_skip_kernel(x_ptr, w_ptr, out_ptr, tile_ptr, tile_k, M, N, K,
         k0 = tl.load(tile_k + t) * TILE
         a = tl.load(x_ptr + rm[:, None] * sxm + (k0 + rk)[None, :] * sxk, mask=rm[:, None] < M, other=0.0)
         b = tl.load(w_ptr + rn[None, :] * swn + (k0 + rk)[:, None] * swk)  # (TILE, BN): w^T's tile
-        if UPCAST:  # the interpreter's bf16 dot is wrong; bf16 -> fp32 is exact
-            acc += tl.dot(a.to(tl.float32), b.to(tl.float32), input_precision="ieee")
-        else:
-            acc += tl.dot(a, b)
-    if UPCAST:  # and its fp32 -> bf16 cast truncates
-        acc = round_bf16(acc)
+        acc = dot_acc(acc, a, b, UPCAST)
+    acc = rounded_for_store(acc, UPCAST)
     tl.store(out_ptr + rm[:, None] * som + rn[None, :] * son, acc.to(out_ptr.dtype.element_ty),
              mask=rm[:, None] < M)
 
