@@ -36,12 +36,7 @@ else:
     cols = st.columns(2)
     for i, impl in enumerate(shown):
         g = sweep[sweep["impl"] == impl]
-        ok = g[g["status"] == "ok"]
-        grid = ok.pivot_table(index="p_exp_a", columns="p_exp_b", values="value", aggfunc="max")
-        failed = g[g["status"] != "ok"].assign(bad=True)
-        grid = grid.reindex(index=sorted(set(g["p_exp_a"])), columns=sorted(set(g["p_exp_b"])))
-        marks = failed.pivot_table(index="p_exp_a", columns="p_exp_b", values="bad", aggfunc="any") \
-            if not failed.empty else None
+        grid, marks = plots.sweep_cells(g, "p_exp_a", "p_exp_b")
         binary = metric == "within_fp32"
         fig = plots.heatmap(grid, impl, "exp_b (exponent of B)", "exp_a (exponent of A)", metric,
                             box=CLAIMED_BF16X6, log_z=not binary, marks=marks,
