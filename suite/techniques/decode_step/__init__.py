@@ -38,7 +38,7 @@ TECHNIQUE = Technique(
              note="5 launches per layer: norm-prologue/RoPE-epilogue QKV GEMV, split-KV attention with "
                   "its merge, O GEMV + residual, norm + gate/up GEMV + SwiGLU, down GEMV + residual; graph"),
         Impl("triton_fused_pdl", f"{_PKG}.triton_step:run", args={"pdl": True}, graph=True,
-             requires=("triton", "sm90"),
+             requires=("cuda", "triton", "sm90"),
              note="the same kernels with programmatic dependent launch: each starts loading weights "
                   "while the previous one drains"),
     ),
