@@ -6,6 +6,7 @@ from typing import Optional
 import pandas as pd
 import streamlit as st
 
+from dashboard import url_state
 from db import queries
 from db.engine import resolve_url
 from db.urls import mask_url
@@ -79,13 +80,18 @@ def with_params(points: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([points, params], axis=1)
 
 
-def pick_run(runs: pd.DataFrame, key: str, label: str = "run", largest_first: bool = False):
+def pick_run(runs: pd.DataFrame, key: str, label: str = "run", largest_first: bool = False,
+             param: Optional[str] = None):
     """A selectbox over runs (newest first); returns the chosen run_id or None when there are none.
-    `largest_first`: preselect the run with the most results (n_results) rather than the newest."""
+    `largest_first`: preselect the run with the most results (n_results) rather than the newest;
+    `param`: the run id also read from and written to the URL's `?param=` (dashboard.url_state)."""
     if runs.empty:
         return None
     labels = {r["run_id"]: run_label(r) for r in runs.to_dict("records")}
     index = int(runs["n_results"].to_numpy().argmax()) if largest_first and "n_results" in runs else 0
+    if param:
+        return url_state.selectbox(label, list(labels), param, default=list(labels)[index], key=key,
+                                   format_func=labels.get)
     return st.selectbox(label, list(labels), index=index, format_func=labels.get, key=key)
 
 

@@ -133,6 +133,19 @@ def _position(values: list[float], v: float) -> float:
     return float(np.interp(v, xs, np.arange(len(xs))))
 
 
+def sweep_cells(rows: pd.DataFrame, y: str, x: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(values, marks) over the sorted values of columns y (index) and x (columns) of rows (status, value):
+    values = the largest value of the cell's ok rows (NaN where none), marks = True exactly on the cells
+    that hold a non-ok row and no ok one (no finite output), False everywhere else."""
+    ys, xs = sorted(set(rows[y])), sorted(set(rows[x]))
+    ok = rows[rows["status"] == "ok"]
+    values = ok.pivot_table(index=y, columns=x, values="value", aggfunc="max").reindex(index=ys, columns=xs)
+    has_ok = set(zip(ok[y], ok[x]))
+    bad = {(a, b) for a, b, s in zip(rows[y], rows[x], rows["status"]) if s != "ok"} - has_ok
+    marks = pd.DataFrame([[(a, b) in bad for b in xs] for a in ys], index=ys, columns=xs, dtype=bool)
+    return values, marks
+
+
 def heatmap(grid: pd.DataFrame, title: str, x_title: str, y_title: str, z_title: str,
             box: Optional[tuple[float, float]] = None, log_z: bool = True,
             marks: Optional[pd.DataFrame] = None, zrange: Optional[tuple[float, float]] = None) -> go.Figure:
@@ -150,8 +163,11 @@ def heatmap(grid: pd.DataFrame, title: str, x_title: str, y_title: str, z_title:
         colorbar=dict(title=("log10 " if log_z else "") + z_title),
         customdata=np.array([[f"{x_title} {fmt(x)}, {y_title} {fmt(y)}" for x in xs] for y in ys]),
         hovertemplate=f"%{{customdata}}<br>{z_title} %{{text}}<extra></extra>"))
-    if marks is not None and marks.to_numpy().any():
-        yy, xx = np.nonzero(marks.reindex(index=ys, columns=xs, fill_value=False).to_numpy(dtype=bool))
+    # A pivot leaves NaN in cells it did not see; NaN is truthy, so fill it before reading booleans.
+    marked = (marks.reindex(index=ys, columns=xs).fillna(False).astype(bool).to_numpy()
+              if marks is not None else np.zeros((0, 0), dtype=bool))
+    if marked.any():
+        yy, xx = np.nonzero(marked)
         fig.add_trace(go.Scatter(x=xx, y=yy, mode="markers", name="non-finite / failed",
                                  marker=dict(symbol="x", color="#dc2626", size=9), showlegend=True))
     if box is not None:

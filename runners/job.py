@@ -13,6 +13,8 @@ from runners.resultfile import result_row
 from runners.timing import Protocol, measure
 from suite.spec import Metric, implementation, resolve
 
+CEILING_SHARE = Metric("ceiling_share", "1", "higher")  # bytes / time over the ceiling measured in the job
+
 
 def _autotuners(tech_name: str) -> list[tuple[str, object]]:
     prefix = f"suite.techniques.{tech_name}"
@@ -98,9 +100,22 @@ def run_job(tech, impl, case, device: str, seed0: int, proto: Protocol, cache: R
             w = tech.flops(case.params) * 1e-12 if m.name == "tflops" else tech.work[m.name](case.params)
             r.update(value=w / (median_ms * 1e-3), samples=[w / (s * 1e-3) for s in samples])
         rows.append(r)
+    if tech.ceiling:
+        rows.append(_ceiling_row(tech, impl, case, ihash, samples, stats, device))
     if tech.probe:
         rows.extend(_probe_rows(tech, impl, case, fn, device, seed0, ihash))
     return rows
+
+
+def _ceiling_row(tech, impl, case, ihash, samples, stats, device) -> dict:
+    """The call's bandwidth (tech.bytes per median time) as a share of the ceiling measured now."""
+    ceiling = resolve(tech.ceiling)(device)  # GB/s
+    gb = tech.bytes(case.params) / 1e9
+    r = base_row(tech, impl, case, CEILING_SHARE, ihash)
+    r.update(value=gb / (stats["median"] * 1e-3) / ceiling, samples=[gb / (s * 1e-3) / ceiling for s in samples],
+             stats={**stats, "ceiling_gbps": ceiling, "ceiling": tech.ceiling,
+                    "gbps": gb / (stats["median"] * 1e-3)})
+    return r
 
 
 def _probe_rows(tech, impl, case, fn, device, seed0, ihash) -> list[dict]:

@@ -95,6 +95,9 @@ class Technique:
     # seconds (e.g. 1e-12 * exps for "texp_per_s"); the value is work / median time.
     work: dict[str, Callable[[dict], float]] = field(default_factory=dict)
     probe: str | None = None  # optional "module:function"(impl_fn, case, device) -> extra metrics
+    # Optional "module:function"(device) -> GB/s the machine reaches now (e.g. suite.lib.bandwidth:
+    # copy_gbps); with `bytes`, each timed job adds a `ceiling_share` row: (bytes / time) / ceiling.
+    ceiling: str | None = None
     claims: tuple[str, ...] = ()  # claim ids this technique reproduces
     description: str = ""
     smoke: tuple[str, ...] = ()  # implementations of the quick smoke tier (empty: all of them)
@@ -113,6 +116,8 @@ class Technique:
             rate = m.name not in ("latency_ms", "rel_err")
             if rate and m.name not in self.work and not (m.name == "tflops" and self.flops):
                 raise ValueError(f"technique {self.name}: metric {m.name} has no work formula")
+        if self.ceiling and not self.bytes:
+            raise ValueError(f"technique {self.name}: a ceiling needs a bytes formula")
         for impl in self.impls:
             if impl.accuracy not in self.tolerances:
                 raise ValueError(f"{self.name}/{impl.name}: no tolerance class {impl.accuracy!r}")

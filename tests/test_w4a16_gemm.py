@@ -10,7 +10,8 @@ import torch  # noqa: E402
 from runners.correctness import rel_err  # noqa: E402
 from suite.lib import int4  # noqa: E402
 from suite.techniques.w4a16_gemm import reference as R  # noqa: E402
-from suite.techniques.w4a16_gemm import triton_unfused  # noqa: E402
+from suite.techniques.w4a16_gemm import packing, triton_unfused  # noqa: E402
+from suite.techniques.w4a16_gemm import triton_w4a16_decode as decode  # noqa: E402
 from suite.techniques.w4a16_gemm.triton_w4a16_kernel import launch, scratch, w4a16_kernel  # noqa: E402
 
 
@@ -65,3 +66,49 @@ def test_unfused_triton_pass_writes_the_reference_weights():
     w = triton_unfused.dequantize(inp["qweight"], inp["scales"], torch.float32)
     assert torch.equal(w, R.weights(inp["qweight"], inp["scales"]).t())
     assert torch.equal(R.weights(inp["qweight"], inp["scales"]).to(torch.bfloat16), inp["w_bf16"])
+
+
+def test_k16_packing_puts_16_consecutive_k_in_each_nibble_plane():
+    q = (torch.arange(256).reshape(1, 256) % 16 - 8).to(torch.int8).repeat(3, 1)  # k % 16 - 8
+    q[1] = torch.randint(-8, 8, (256,), dtype=torch.int8, generator=torch.Generator().manual_seed(0))
+    words = packing.pack_k16(q)  # (32, 3)
+    assert words.shape == (32, 3)
+    for b, i, j in ((0, 0, 0), (0, 5, 3), (1, 15, 7), (1, 2, 6)):
+        nib = (int(words[16 * b + i, 1]) >> (4 * j)) & 0xF
+        assert nib == int(q[1, 128 * b + 16 * j + i]) + 8
+    assert (int(words[3, 0]) & 0xFFFFFFFF) == 0x33333333  # row 0: k = 16 j + 3, q = -5 stored as 3
+    assert torch.equal(packing.unpack_k16(words), q)
+
+
+@pytest.mark.parametrize("m,n,k,group,layout,config", [
+    (1, 96, 384, 128, "k16", {"BM": 16, "BN": 32, "SPLIT_K": 2, "FMA": False}),  # 3 steps, 2 splits
+    (13, 160, 384, 128, "k16", {"BM": 16, "BN": 64, "SPLIT_K": 4, "FMA": False}),  # a split with no step
+    (1, 96, 384, 128, "k16", {"BM": 1, "BN": 32, "SPLIT_K": 3, "FMA": True}),
+    (2, 64, 256, 128, "k16", {"BM": 1, "BN": 32, "SPLIT_K": 1, "FMA": True}),
+    (13, 160, 384, 128, "k8", {"BM": 16, "BN": 32, "SPLIT_K": 2, "FMA": False}),
+    (40, 64, 512, 64, "k16", {"BM": 16, "BN": 32, "SPLIT_K": 2, "FMA": False}),  # groups inside a step
+    (40, 64, 512, 64, "k8", {"BM": 16, "BN": 64, "SPLIT_K": 1, "FMA": False}),
+])
+def test_decode_kernel_matches_dequantize_then_gemm(m, n, k, group, layout, config):
+    inp = R.make_inputs({"m": m, "n": n, "k": k, "group": group}, seed=m + k, device="cpu")
+    want, oracle = _unfused(inp), R.reference(**inp)
+    qw = inp["qweight_k16"] if layout == "k16" else inp["qweight"]
+    for _ in range(2):  # the second call checks that split-K left workspace and counters at zero
+        out = torch.full((m, n), float("nan"), dtype=torch.bfloat16)
+        decode.launch(out, inp["a"], qw, inp["scales"], layout=layout, kernel=decode.decode_kernel, **config)
+        assert torch.isfinite(out).all()
+        assert rel_err(out, oracle) <= 1.05 * rel_err(want, oracle)
+        if group % 128:  # q * s rounded to bf16 as unfused: only summation order differs
+            assert ((out.float() - want.float()).abs() <= 2 ** -7 * want.float().abs() + 1e-6).all()
+        ws, locks = decode.scratch(m, n, "cpu")
+        assert ws.eq(0).all() and locks.eq(0).all()
+
+
+def test_decode_configs_are_pruned_by_m():
+    names = {"M_BUCKET": 1, "GROUP": 128}
+    at1 = decode._prune(decode.CONFIGS, names)
+    assert {c.kwargs["BM"] for c in at1} == {1, 16} and any(c.kwargs["FMA"] for c in at1)
+    assert {c.kwargs["BM"] for c in decode._prune(decode.CONFIGS, {**names, "GROUP": 64})} == {16}
+    assert {c.kwargs["BM"] for c in decode._prune(decode.CONFIGS, {**names, "M_BUCKET": 16})} == {16}
+    assert {c.kwargs["BM"] for c in decode._prune(decode.CONFIGS, {**names, "M_BUCKET": 64})} == {64}
+    assert [decode.bucket(m) for m in (1, 2, 16, 17, 2048)] == [1, 16, 16, 64, 64]

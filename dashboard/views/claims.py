@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import data, plots
+from dashboard import data, plots, url_state
 from db.errors import page_message
 
 STATUS_COLORS = {"reproduced": "#16a34a", "not reproduced": "#f59e0b", "contradicted": "#dc2626",
@@ -36,9 +36,14 @@ fig.update_layout(height=80 + 40 * len(statuses), xaxis_title="claims", yaxis=di
 st.plotly_chart(plots.inert(fig), key="claims_status_chart")
 
 c1, c2, c3 = st.columns(3)
-chosen = c1.multiselect("status", statuses, key="claims_status")
-who = c2.multiselect("measured by", sorted(ledger["measured_by"].dropna().unique()), key="claims_who")
-sections = c3.multiselect("section", sorted(ledger["section"].dropna().unique()), key="claims_section")
+with c1:
+    chosen = url_state.multiselect("status", statuses, "status", key="claims_status")
+with c2:
+    who = url_state.multiselect("measured by", sorted(ledger["measured_by"].dropna().unique()), "measured_by",
+                                key="claims_who")
+with c3:
+    sections = url_state.multiselect("section", sorted(ledger["section"].dropna().unique()), "section",
+                                     key="claims_section")
 shown = ledger
 if chosen:
     shown = shown[shown["status"].isin(chosen)]

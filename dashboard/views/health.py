@@ -2,7 +2,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, plots
+from dashboard import data, plots, url_state
 from dashboard.health import counts as count_labels
 from dashboard.health import health
 from db.verdict import COMPARED, FAILING
@@ -15,12 +15,11 @@ if runs.empty:
     st.stop()
 
 tiers = sorted(runs["tier"].unique())
-want = st.query_params.get("tier", "nightly")
-tier = st.selectbox("tier", tiers, index=tiers.index(want) if want in tiers else 0,
-                    help="the latest runs of this tier on each hardware, each series against its previous result")
+tier = url_state.selectbox("tier", tiers, "tier", default="nightly", key="health_tier",
+                           help="the latest runs of this tier on each hardware, each series against its previous result")
 counts, series = health(url, runs, tier)
 techniques = sorted(series["technique"].unique()) if not series.empty else []
-chosen = st.multiselect("techniques (none: all)", techniques, key="health_tech")
+chosen = url_state.multiselect("techniques (none: all)", techniques, "technique", key="health_tech")
 if chosen:
     series = series[series["technique"].isin(chosen)]
     counts = count_labels(series)

@@ -4,7 +4,7 @@ import re
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import data, plots
+from dashboard import data, plots, url_state
 
 SWEEP = "gemm_fp32_emulation_sweep"
 CLAIMED_BF16X6 = (-110, 111)  # the page: BF16x6 "valid when the exponent range is ... roughly [-110, 111]"
@@ -15,12 +15,12 @@ url = data.db_url()
 st.header("Numerics")
 st.subheader("FP32 emulation over the operands' exponents")
 sweep_runs = data.technique_runs(url, SWEEP, tuple(SWEEP_METRICS), "exp_a")
-run_id = data.pick_run(sweep_runs, "num_sweep_run", "exponent-sweep run")
+run_id = data.pick_run(sweep_runs, "num_sweep_run", "exponent-sweep run", param="sweep_run")
 if run_id is None:
     data.empty_note(f"exponent sweeps ({SWEEP} results with params exp_a, exp_b)")
 else:
-    metric = st.radio("metric", list(SWEEP_METRICS), format_func=SWEEP_METRICS.get, horizontal=True,
-                      key="num_metric")
+    metric = url_state.radio("metric", list(SWEEP_METRICS), "metric", format_func=SWEEP_METRICS.get,
+                             horizontal=True, key="num_metric")
     sweep = data.with_params(data.technique_results(url, SWEEP, (metric,), (run_id,), "exp_a"))
     if "p_exp_b" not in sweep:
         st.info(f"This run has no {metric} rows over exp_a and exp_b.")
@@ -32,16 +32,11 @@ else:
                "x: no finite output (inf/NaN).")
     impls = sorted(sweep["impl"].unique())
     default = [i for i in impls if re.fullmatch(r"cublas_fp32|(triton|triton_dot)_bf16x[369]", i)] or impls[:4]
-    shown = st.multiselect("schemes", impls, default=default, key="num_schemes")
+    shown = url_state.multiselect("schemes", impls, "scheme", default=default, key="num_schemes")
     cols = st.columns(2)
     for i, impl in enumerate(shown):
         g = sweep[sweep["impl"] == impl]
-        ok = g[g["status"] == "ok"]
-        grid = ok.pivot_table(index="p_exp_a", columns="p_exp_b", values="value", aggfunc="max")
-        failed = g[g["status"] != "ok"].assign(bad=True)
-        grid = grid.reindex(index=sorted(set(g["p_exp_a"])), columns=sorted(set(g["p_exp_b"])))
-        marks = failed.pivot_table(index="p_exp_a", columns="p_exp_b", values="bad", aggfunc="any") \
-            if not failed.empty else None
+        grid, marks = plots.sweep_cells(g, "p_exp_a", "p_exp_b")
         binary = metric == "within_fp32"
         fig = plots.heatmap(grid, impl, "exp_b (exponent of B)", "exp_a (exponent of A)", metric,
                             box=CLAIMED_BF16X6, log_z=not binary, marks=marks,
@@ -52,15 +47,16 @@ else:
 st.subheader("Exponential variants: error in ULP over every fp32 input in [-126, 0]")
 ULP = ("ulp_max", "ulp_p99", "ulp_p50", "ulp_mean")
 exp_runs = data.technique_runs(url, "exp_approx", ULP)
-run_id = data.pick_run(exp_runs, "num_exp_run", "exp_approx run")
+run_id = data.pick_run(exp_runs, "num_exp_run", "exp_approx run", param="exp_run")
 if run_id is None:
     data.empty_note("ULP metrics of exp_approx (ulp_max, ulp_p99, ulp_p50, ulp_mean)")
 else:
     pts = data.technique_results(url, "exp_approx", ULP, (run_id,))
     pts = pts[pts["status"] == "ok"].assign(sampling=lambda d: d["case_id"].str.split("/").str[-1])
     samplings = sorted(pts["sampling"].unique())
-    sampling = st.radio("inputs", samplings, horizontal=True, key="num_sampling",
-                        format_func={"all_fp32": "every fp32 bit pattern", "uniform": "uniform grid"}.get)
+    sampling = url_state.radio("inputs", samplings, "sampling", horizontal=True, key="num_sampling",
+                               format_func=lambda s: {"all_fp32": "every fp32 bit pattern",
+                                                      "uniform": "uniform grid"}.get(s, s))
     pts = pts[pts["sampling"] == sampling]
 
     def order(impl: str) -> tuple:

@@ -41,6 +41,10 @@ TECHNIQUE = Technique(
         Impl("triton_w4a16_gather", f"{_PKG}.triton_w4a16_kernel:run", args={"gather": True},
              requires=("triton",), note="the same kernel, each weight loading its own packed word "
              "(no interleaving reshape)"),
+        Impl("triton_w4a16_decode", f"{_PKG}.triton_w4a16_decode:run", requires=("triton",),
+             note="decode-shaped: the (16 words x BLOCK_N) weight tile shifted into eight K = 16 "
+                  "slices (interleaved packing, made at load time), tl.dot or fp32 FMA at M = 1, "
+                  "split-K by fp32 atomics; autotuned"),
         Impl("triton_dequant_cublas", f"{_PKG}.triton_unfused:run", requires=("triton",),
              note="one Triton pass writes bf16 weights (K,N), then torch.mm"),
         Impl("torch_dequant_cublas", f"{_PKG}.torch_unfused:run",
@@ -63,6 +67,6 @@ TECHNIQUE = Technique(
     metrics=(LATENCY, TFLOPS, REL_ERR),
     flops=_flops,
     bytes=_bytes,
-    smoke=("cublas_bf16", "triton_w4a16"),
+    smoke=("cublas_bf16", "triton_w4a16", "triton_w4a16_decode"),
     claims=("w4a16_fused_beats_unfused", "marlin_near_4x_to_batch_16"),
 )

@@ -5,8 +5,10 @@ T = "w4a16_gemm"
 SECTION = "Fused epilogues and prologues"
 MARLIN = ("Frantar, Castro, Chen, Hoefler, Alistarh: MARLIN: Mixed-Precision Auto-Regressive Parallel "
           "Inference on Large Language Models (arXiv 2408.11743, 2024)")
-# Batch 16: the smallest M where every decode row of a 16-row MMA tile is used.
-FUSED_OVER_BF16 = Selector(T, "latency_ms", "triton_w4a16", over="cublas_bf16", speedup=True,
+# Batch 16: the smallest M where every decode row of a 16-row MMA tile is used. The fused kernel
+# judged is the decode-shaped one (built for M <= 16; faster than triton_w4a16 there on the H200).
+FUSED = "triton_w4a16_decode"
+FUSED_OVER_BF16 = Selector(T, "latency_ms", FUSED, over="cublas_bf16", speedup=True,
                            params={"m": 16}, reduce="worst")
 
 
@@ -27,7 +29,7 @@ CLAIMS = (
           1, "x dequantize-then-GEMM", "the page", "ours", "any", SECTION,
           at_least(1.0, wording="'worth having' -> the fused kernel is faster than the unfused "
                    "pair at decode (M = 16), on every Llama layer shape"),
-          Selector(T, "latency_ms", "triton_w4a16", over=("triton_dequant_cublas", "torch_dequant_cublas"),
+          Selector(T, "latency_ms", FUSED, over=("triton_dequant_cublas", "torch_dequant_cublas"),
                    speedup=True, params={"m": 16}, reduce="worst"),
           technique=T, quantity="unfused latency (best of one Triton dequantize pass + cuBLAS, and "
           "torch ops + cuBLAS) / fused W4A16 latency, M = 16, worst Llama layer shape"),

@@ -30,6 +30,6 @@ def dequantize(qweight: torch.Tensor, scales: torch.Tensor, dtype=torch.bfloat16
     return w.to(dtype)
 
 
-def run(out, a, qweight, scales, w_bf16=None) -> None:
+def run(out, a, qweight, scales, w_bf16=None, qweight_k16=None) -> None:
     """out (M,N) bf16 = a (M,K) bf16 @ W, W (K,N) bf16 written by one dequantize kernel first."""
     torch.mm(a, dequantize(qweight, scales), out=out)

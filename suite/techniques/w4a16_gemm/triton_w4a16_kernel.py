@@ -154,6 +154,6 @@ def launch(out, a, qweight, scales, gather: bool = False, kernel=None, **config)
         out.copy_(dst)
 
 
-def run(out, a, qweight, scales, w_bf16=None, gather: bool = False) -> None:
+def run(out, a, qweight, scales, w_bf16=None, qweight_k16=None, gather: bool = False) -> None:
     """out (M,N) bf16 = a (M,K) bf16 @ dequant(qweight (K/8,N) int32, scales (K/G,N) fp16)^T, fused."""
     launch(out, a, qweight, scales, gather)

@@ -1,0 +1,100 @@
+"""Split-KV decode attention for one query token with GQA: each program takes one KV head (its
+G = Hq/Hkv query heads together, so K/V are read once) over one chunk of the cache, keeps an online
+softmax, and writes its unnormalised partial; the last program of each KV head to finish (a counter
+per head) merges the partials, so the whole attention is one launch. Counters return to 0 for the
+next call (CUDA-graph replays)."""
+from __future__ import annotations
+
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+from suite.lib.decode_gemv import _launch_next, _wait
+from suite.lib.interp import interpreting
+
+
+@triton.jit
+def decode_attn_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale,
+                       G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
+                       NSPLIT: tl.constexpr, PDL: tl.constexpr):
+    hk = tl.program_id(0)
+    sp = tl.program_id(1)
+    g = tl.arange(0, G)
+    d = tl.arange(0, D)
+    _wait(PDL)
+    _launch_next(PDL)
+    pos = tl.load(pos_ptr)
+    q = tl.load(q_ptr + (hk * G + g)[:, None] * D + d[None, :]) * qk_scale  # (G, D), log2 units
+    m = tl.full([G], float("-inf"), tl.float32)
+    lsum = tl.zeros([G], tl.float32)
+    acc = tl.zeros([G, D], tl.float32)
+    base = hk * S * D
+    for s0 in tl.range(sp * CHUNK, sp * CHUNK + CHUNK, BLOCK_S):
+        s = s0 + tl.arange(0, BLOCK_S)
+        valid = s <= pos
+        k = tl.load(kc_ptr + base + s[:, None] * D + d[None, :], mask=valid[:, None], other=0.0).to(tl.float32)
+        v = tl.load(vc_ptr + base + s[:, None] * D + d[None, :], mask=valid[:, None], other=0.0).to(tl.float32)
+        sc = tl.sum(q[:, None, :] * k[None, :, :], 2)  # (G, BLOCK_S)
+        sc = tl.where(valid[None, :], sc, float("-inf"))
+        m_new = tl.maximum(m, tl.max(sc, 1))
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a chunk wholly past pos
+        alpha = tl.math.exp2(m - m_safe)
+        p = tl.math.exp2(sc - m_safe[:, None])
+        lsum = lsum * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * v[None, :, :], 1)
+        m = m_new
+    slot = hk * NSPLIT + sp
+    tl.store(part_o + (slot * G + g)[:, None] * D + d[None, :], acc)
+    tl.store(part_ml + (slot * G + g) * 2, m)
+    tl.store(part_ml + (slot * G + g) * 2 + 1, lsum)
+    # acq_rel: the partials above are visible to whichever program sees the last count
+    done = tl.atomic_add(count_ptr + hk, 1, sem="acq_rel")
+    if done == NSPLIT - 1:
+        sp_all = tl.arange(0, NSPLIT)
+        rows = (hk * NSPLIT + sp_all)[:, None] * G + g[None, :]  # (NSPLIT, G)
+        ms = tl.load(part_ml + rows * 2)
+        ls = tl.load(part_ml + rows * 2 + 1)
+        mx = tl.max(ms, 0)  # (G,); split 0 always holds slot 0 <= pos, so finite
+        wgt = tl.math.exp2(ms - mx[None, :])
+        den = tl.sum(wgt * ls, 0)
+        os = tl.load(part_o + rows[:, :, None] * D + d[None, None, :])  # (NSPLIT, G, D)
+        o = tl.sum(wgt[:, :, None] * os, 0) / den[:, None]
+        tl.store(out_ptr + (hk * G + g)[:, None] * D + d[None, :], o)
+        tl.atomic_xchg(count_ptr + hk, 0)
+
+
+def split_plan(S: int, hkv: int, block_s: int = 32, target_programs: int = 264) -> tuple[int, int]:
+    """(chunk, nsplit): chunks of whole BLOCK_S tiles, about target_programs programs in all, nsplit a
+    power of two (a tl.arange bound). Under the interpreter, one program per KV head if it can."""
+    if interpreting():
+        target_programs = min(target_programs, hkv * 2)
+    nsplit = 1
+    while nsplit * 2 * hkv <= target_programs and (nsplit * 2) * block_s <= S:
+        nsplit *= 2
+    chunk = triton.cdiv(triton.cdiv(S, nsplit), block_s) * block_s
+    return chunk, nsplit
+
+
+class DecodeAttention:
+    """Scratch for one shape: partials, merge counters; call(out, q, kc, vc, pos)."""
+
+    def __init__(self, hq: int, hkv: int, S: int, D: int, device, block_s: int = 32, pdl: bool = False,
+                 num_warps: int = 4, target_programs: int = 264):
+        self.g, self.d, self.S, self.hkv, self.block_s = hq // hkv, D, S, hkv, block_s
+        self.chunk, self.nsplit = split_plan(S, hkv, block_s, target_programs)
+        self.part_o = torch.empty(hkv * self.nsplit * self.g * D, device=device, dtype=torch.float32)
+        self.part_ml = torch.empty(hkv * self.nsplit * self.g * 2, device=device, dtype=torch.float32)
+        self.count = torch.zeros(hkv, device=device, dtype=torch.int32)
+        self.pdl = pdl and not interpreting()
+        self.num_warps = num_warps
+
+    def __call__(self, out, q, kc, vc, pos) -> None:
+        """out (Hq*D,) fp32 <- softmax(q k^T / sqrt(D)) v over cache slots 0..pos; q (Hq*D,) fp32,
+        kc, vc (Hkv, S, D) bf16, pos (1,) int64."""
+        scale = math.log2(math.e) / math.sqrt(self.d)
+        decode_attn_kernel[(self.hkv, self.nsplit)](
+            q, kc, vc, pos, self.part_o, self.part_ml, self.count, out, self.S, scale,
+            G=self.g, D=self.d, CHUNK=self.chunk, BLOCK_S=self.block_s, NSPLIT=self.nsplit,
+            PDL=self.pdl, num_warps=self.num_warps, **({"launch_pdl": True} if self.pdl else {}))

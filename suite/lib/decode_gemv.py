@@ -1,0 +1,170 @@
+"""Batch-1 GEMV kernels for decode: y = W x with W (N, K) bf16 row-major, x fp32, fp32 accumulate.
+
+Fusions, chosen per call: RMSNorm of x in the prologue (each program sums x^2 while it streams the
+same chunks, so y = rstd * W (x * gain) costs no extra pass), a residual added in the epilogue, and
+two "pair" epilogues that need two rows per output: SwiGLU (gate row n, up row n + N) and split-half
+RoPE over a merged QKV weight, writing q and the new K/V cache slot. Each program streams BLOCK_N
+rows (or pairs) over all of K; K is a compile-time constant, so the loop unrolls and every chunk's
+load is issued early. With PDL (programmatic dependent launch, sm90) a program loads its first
+weight chunk before waiting on the previous kernel: weights never depend on it, x does."""
+from __future__ import annotations
+
+import math
+
+import triton
+import triton.language as tl
+
+from suite.lib.interp import interpreting
+
+MODE_SWIGLU = 0
+MODE_QKV_ROPE = 1
+
+
+@triton.jit
+def _wait(PDL: tl.constexpr):
+    if PDL:
+        tl.extra.cuda.gdc_wait()
+
+
+@triton.jit
+def _launch_next(PDL: tl.constexpr):
+    if PDL:
+        tl.extra.cuda.gdc_launch_dependents()
+
+
+@triton.jit
+def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.constexpr,
+              BLOCK_K: tl.constexpr, TWO: tl.constexpr, NORM: tl.constexpr, PDL: tl.constexpr):
+    """(W[rows_a] x, W[rows_b] x or 0, sum x^2) with x *= gain under NORM; fp32."""
+    cols = tl.arange(0, BLOCK_K)
+    wa = tl.load(w_ptr + rows_a[:, None] * K + cols[None, :])
+    if TWO:
+        wb = tl.load(w_ptr + rows_b[:, None] * K + cols[None, :])
+    else:
+        wb = wa
+    _wait(PDL)
+    _launch_next(PDL)
+    acc_a = tl.zeros([BLOCK_N], tl.float32)
+    acc_b = tl.zeros([BLOCK_N], tl.float32)
+    ssq = tl.zeros([BLOCK_K], tl.float32)
+    for k0 in tl.static_range(0, K, BLOCK_K):
+        x = tl.load(x_ptr + k0 + cols).to(tl.float32)
+        if NORM:
+            ssq += x * x
+            x = x * tl.load(g_ptr + k0 + cols).to(tl.float32)
+        if k0 > 0:
+            wa = tl.load(w_ptr + rows_a[:, None] * K + (k0 + cols)[None, :])
+            if TWO:
+                wb = tl.load(w_ptr + rows_b[:, None] * K + (k0 + cols)[None, :])
+        # reduced per chunk: a (BLOCK_N, BLOCK_K) fp32 accumulator per row set would spill
+        acc_a += tl.sum(wa.to(tl.float32) * x[None, :], 1)
+        if TWO:
+            acc_b += tl.sum(wb.to(tl.float32) * x[None, :], 1)
+    return acc_a, acc_b, tl.sum(ssq, 0)
+
+
+@triton.jit
+def gemv_kernel(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, N, eps, K: tl.constexpr,
+                NORM: tl.constexpr, RES: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                PDL: tl.constexpr):
+    """out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n]); N a multiple of BLOCK_N."""
+    rows = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    y, _, ssq = _rows_dot(w_ptr, rows, rows, x_ptr, g_ptr, K, BLOCK_N, BLOCK_K, False, NORM, PDL)
+    if NORM:
+        y = y * tl.math.rsqrt(ssq / K + eps)
+    if RES:
+        y += tl.load(res_ptr + rows)
+    tl.store(out_ptr + rows, y)
+
+
+@triton.jit
+def gemv_pair_kernel(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_theta,
+                     K: tl.constexpr, MODE: tl.constexpr, HALF: tl.constexpr, HQ: tl.constexpr,
+                     HKV: tl.constexpr, S, NPAIR: tl.constexpr,
+                     BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr):
+    """Two rows per output pair p, with the input RMSNorm fused.
+    SWIGLU: rows p and p + NPAIR; out[p] = silu(a) * b.
+    QKV_ROPE: head h = p // HALF, j = p % HALF, rows h*2*HALF + j and + HALF (the two halves RoPE
+    rotates together); q heads (h < HQ) rotated into out (HQ*2*HALF,), k heads rotated and v heads
+    as they are into slot pos of the caches kc, vc (HKV, S, 2*HALF) bf16."""
+    p = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    if MODE == 0:
+        rows_a = p
+        rows_b = p + NPAIR
+    else:
+        rows_a = (p // HALF) * (2 * HALF) + p % HALF
+        rows_b = rows_a + HALF
+    a, b, ssq = _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K, BLOCK_N, BLOCK_K, True, True, PDL)
+    rstd = tl.math.rsqrt(ssq / K + eps)
+    a = a * rstd
+    b = b * rstd
+    if MODE == 0:
+        tl.store(out_ptr + p, a / (1 + tl.exp(-a)) * b)
+    else:
+        h = p // HALF
+        j = p % HALF
+        pos = tl.load(pos_ptr)
+        # angle = pos * theta^(-2j/D), D = 2 HALF; fp32 as the page's "computed on the fly" tables
+        ang = pos.to(tl.float32) * tl.math.exp2(-(j.to(tl.float32) / HALF) * log2_theta)
+        c = tl.cos(ang)
+        s = tl.sin(ang)
+        rot = h < HQ + HKV
+        ra = tl.where(rot, a * c - b * s, a)
+        rb = tl.where(rot, b * c + a * s, b)
+        tl.store(out_ptr + rows_a, ra, mask=h < HQ)
+        tl.store(out_ptr + rows_b, rb, mask=h < HQ)
+        hk = tl.where(h < HQ + HKV, h - HQ, h - HQ - HKV)
+        slot = (hk * S + pos) * (2 * HALF) + j
+        is_k = (h >= HQ) & (h < HQ + HKV)
+        is_v = h >= HQ + HKV
+        tl.store(kc_ptr + slot, ra.to(tl.bfloat16), mask=is_k)
+        tl.store(kc_ptr + slot + HALF, rb.to(tl.bfloat16), mask=is_k)
+        tl.store(vc_ptr + slot, ra.to(tl.bfloat16), mask=is_v)
+        tl.store(vc_ptr + slot + HALF, rb.to(tl.bfloat16), mask=is_v)
+
+
+def block_n(n_out: int, target_programs: int = 264) -> int:
+    """Rows per program: the largest power of two <= 16 leaving >= target_programs programs (two per
+    SM of an H200), at least 1; always a divisor of n_out when n_out is a multiple of 16. Under the
+    interpreter, where each program costs host time, 16 whenever it divides n_out."""
+    if interpreting():
+        target_programs = 1
+    bn = 16
+    while bn > 1 and (n_out // bn < target_programs or n_out % bn):
+        bn //= 2
+    return bn
+
+
+def launch_opts(pdl: bool) -> dict:
+    """Launch keywords: PDL only on a GPU (the interpreter has no griddepcontrol)."""
+    return {"launch_pdl": True} if pdl and not interpreting() else {}
+
+
+def gemv(out, w, x, gain=None, res=None, eps: float = 1e-5, block_k: int = 512, pdl: bool = False,
+         num_warps: int = 4, target_programs: int = 264) -> None:
+    """out (N,) fp32 = [rmsnorm(x) * gain] W^T (+ res); w (N,K) bf16, x (K,) fp32, gain (K,) bf16."""
+    n, k = w.shape
+    bk = min(block_k, k)
+    bn = block_n(n, target_programs)
+    gemv_kernel[(n // bn,)](w, x, gain if gain is not None else x, res if res is not None else out, out,
+                            n, eps, K=k, NORM=gain is not None, RES=res is not None, BLOCK_N=bn,
+                            BLOCK_K=bk, PDL=pdl and not interpreting(), num_warps=num_warps,
+                            **launch_opts(pdl))
+
+
+def gemv_pair(out, w, x, gain, mode: int, kc=None, vc=None, pos=None, heads=(0, 0), head_dim=2,
+              eps: float = 1e-5, theta: float = 500000.0, block_k: int = 512, pdl: bool = False,
+              num_warps: int = 4, target_programs: int = 264) -> None:
+    """SWIGLU: out (N/2,) fp32 from w (N, K) = [gate; up]. QKV_ROPE: out (Hq*D,) fp32 q, K/V written to
+    kc, vc (Hkv, S, D) bf16 at pos (1,) int64; w ((Hq+2Hkv)*D, K). x (K,) fp32, gain (K,) bf16."""
+    n2, k = w.shape
+    npair = n2 // 2
+    bk = min(block_k, k)
+    bn = block_n(npair, target_programs)
+    hq, hkv = heads
+    S = kc.shape[1] if kc is not None else 1
+    gemv_pair_kernel[(npair // bn,)](
+        w, x, gain, out, kc if kc is not None else out, vc if vc is not None else out,
+        pos if pos is not None else out, eps, math.log2(theta), K=k, MODE=mode, HALF=head_dim // 2,
+        HQ=hq, HKV=hkv, S=S, NPAIR=npair, BLOCK_N=bn, BLOCK_K=bk, PDL=pdl and not interpreting(),
+        num_warps=num_warps, **launch_opts(pdl))

@@ -1,0 +1,60 @@
+"""Batch-1 decode (page: "Whole-layer fused kernels — megakernels"): one decode step of a
+Llama-3.2-1B-shaped stack, eager PyTorch vs CUDA-graph replay vs torch.compile vs our fused Triton
+step (with and without programmatic dependent launch). Every weight is read once per token, so the
+step is weight-streaming: the ceiling is the copy bandwidth measured in the same job."""
+from suite.spec import LATENCY, REL_ERR, Case, Impl, Metric, Technique, Tolerance
+
+_PKG = "suite.techniques.decode_step"
+_REF = f"{_PKG}.reference"
+GBPS = Metric("gbps", "GB/s", "higher")
+TINY = {"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 2, "head_dim": 16, "inter": 128, "vocab": 256}
+
+
+def _bytes(p: dict) -> float:
+    """Weights (layers, norms, tied head) + the K/V caches, each read once; activations neglected."""
+    from suite.techniques.decode_step.reference import kv_bytes, weight_bytes
+
+    return weight_bytes(p) + kv_bytes(p)
+
+
+def _llama(kv: int, tiers=("nightly",)) -> Case:
+    return Case(f"llama1b_kv{kv}", {"model": "llama-3.2-1b", "kv": kv}, tiers, seeds=2)
+
+
+TECHNIQUE = Technique(
+    name="decode_step",
+    section="Whole-layer fused kernels — megakernels",
+    reference=f"{_REF}:reference",
+    make_inputs=f"{_REF}:make_inputs",
+    empty_output=f"{_REF}:empty_output",
+    impls=(
+        Impl("torch_eager", f"{_PKG}.torch_eager:run", baseline=True, graph=False,
+             note="bf16 PyTorch ops, HF Llama's order, every op its own launch from the host"),
+        Impl("torch_graph", f"{_PKG}.torch_eager:run", graph=True,
+             note="the same ops captured once and replayed as one CUDA graph"),
+        Impl("torch_compile", f"{_PKG}.torch_compile:run", graph=True, requires=("cuda",),
+             note="torch.compile (Inductor) of the layer, the step replayed as one CUDA graph"),
+        Impl("triton_fused", f"{_PKG}.triton_step:run", graph=True, requires=("triton",),
+             note="5 launches per layer: norm-prologue/RoPE-epilogue QKV GEMV, split-KV attention with "
+                  "its merge, O GEMV + residual, norm + gate/up GEMV + SwiGLU, down GEMV + residual; graph"),
+        Impl("triton_fused_pdl", f"{_PKG}.triton_step:run", args={"pdl": True}, graph=True,
+             requires=("cuda", "triton", "sm90"),
+             note="the same kernels with programmatic dependent launch: each starts loading weights "
+                  "while the previous one drains"),
+    ),
+    cases=(
+        Case("tiny_kv80", {**TINY, "kv": 80}, ("smoke",)),
+        Case("tiny_kv33", {**TINY, "kv": 33}, ("smoke_full",)),
+        *(_llama(kv) for kv in (1024, 4096, 8192)),
+        _llama(2048, ("full",)),
+    ),
+    # The bf16 eager step's own error vs the fp32 oracle is the yardstick.
+    tolerances={"default": Tolerance(f"{_REF}:lowp_eager", k=2.0)},
+    metrics=(LATENCY, GBPS, REL_ERR),
+    bytes=_bytes,
+    work={"gbps": lambda p: _bytes(p) / 1e9},
+    ceiling="suite.lib.bandwidth:copy_gbps",
+    probe=f"{_PKG}.probe:probe",
+    smoke=("torch_eager", "triton_fused"),
+    claims=("megakernel_78pct_h100_bandwidth", "megakernel_1p2_6p7x"),
+)

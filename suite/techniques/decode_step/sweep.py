@@ -1,0 +1,91 @@
+"""Tile sweep of the fused step on a GPU: each configuration (launch mode, GEMV chunk, programs per
+kernel, warps) replayed as a CUDA graph with the L2 flushed before every replay, checked against the
+bf16 eager step first; ms per token and share of the copy bandwidth measured in the same process.
+
+python -m suite.techniques.decode_step.sweep --kv 1024 --out sweep.json [--budget-s 60]"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+CONFIGS = (
+    {"pdl": False}, {"pdl": True},
+    {"pdl": True, "block_k": 256}, {"pdl": True, "block_k": 1024},
+    {"pdl": True, "target_programs": 132}, {"pdl": True, "target_programs": 528},
+    {"pdl": True, "num_warps": 8}, {"pdl": True, "num_warps": 2},
+)
+
+
+def time_graph(fn, reps: int = 40) -> list[float]:
+    """ms per replay of fn captured as a CUDA graph, the L2 flushed (zeroed 2 x L2 buffer) before each."""
+    import torch
+
+    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.int8, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    for _ in range(5):
+        g.replay()
+    out = []
+    for _ in range(reps):
+        flush.zero_()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        g.replay()
+        b.record()
+        b.synchronize()
+        out.append(a.elapsed_time(b))
+    return out
+
+
+def main() -> None:
+    import torch
+
+    from suite.lib.bandwidth import copy_gbps
+    from suite.techniques.decode_step import _bytes
+    from suite.techniques.decode_step.reference import empty_output, make_inputs
+    from suite.techniques.decode_step.torch_eager import run as eager
+    from suite.techniques.decode_step.triton_step import run as fused
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kv", type=int, default=1024)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--budget-s", type=float, default=60.0)
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    params = {"kv": args.kv}
+    inputs = make_inputs(params, 0, "cuda")
+    want = empty_output(params, "cuda")
+    eager(want, **{**inputs, "k_cache": inputs["k_cache"].clone(), "v_cache": inputs["v_cache"].clone()})
+    ceiling = copy_gbps("cuda")
+    gb = _bytes(params) / 1e9
+    rows = []
+    for cfg in CONFIGS:
+        if time.perf_counter() - t0 > args.budget_s:
+            rows.append({"config": cfg, "skipped": "budget"})
+            continue
+        out = empty_output(params, "cuda")
+        try:
+            fused(out, **inputs, **cfg)
+            err = float((out - want).norm() / want.norm())
+            ms = sorted(time_graph(lambda: fused(out, **inputs, **cfg)))
+            med = ms[len(ms) // 2]
+            rows.append({"config": cfg, "rel_diff_vs_eager_bf16": err, "median_ms": med, "min_ms": ms[0],
+                         "gbps": gb / med * 1e3, "ceiling_share": gb / med * 1e3 / ceiling})
+        except Exception as exc:  # a configuration that fails to compile or launch is a result too
+            rows.append({"config": cfg, "error": f"{type(exc).__name__}: {exc}"[:500]})
+        print(json.dumps(rows[-1]), flush=True)
+    doc = {"kv": args.kv, "copy_gbps": ceiling, "bytes_per_token": gb * 1e9, "device": torch.cuda.get_device_name(),
+           "torch": torch.__version__, "rows": rows, "wall_s": round(time.perf_counter() - t0, 1)}
+    with open(args.out, "w") as f:
+        json.dump(doc, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

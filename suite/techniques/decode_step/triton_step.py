@@ -1,0 +1,52 @@
+"""Our fused decode step: five Triton launches per layer (QKV GEMV with the input RMSNorm and RoPE
+fused and the K/V cache write; split-KV attention with its merge; O GEMV + residual; gate/up GEMV
+with the post-attention RMSNorm and SwiGLU fused; down GEMV + residual), then the final RMSNorm
+fused into the LM-head GEMV. The residual stream stays fp32 between kernels; every buffer is written
+out of place, so a call is idempotent and replays as one CUDA graph. pdl=True launches each kernel
+with programmatic dependent launch, so it starts (and loads its first weights) while the previous
+one drains."""
+from __future__ import annotations
+
+import torch
+
+from suite.lib.decode_attention import DecodeAttention
+from suite.lib.decode_gemv import MODE_QKV_ROPE, MODE_SWIGLU, gemv, gemv_pair
+from suite.techniques.decode_step.reference import EPS, THETA
+
+_SCRATCH: dict[tuple, "_Scratch"] = {}
+
+
+class _Scratch:
+    """fp32 buffers of one shape: residual stream (2L+1, H), q, attention out, SwiGLU out."""
+
+    def __init__(self, L, H, hq, hkv, S, D, inter, device, pdl, block_s):
+        self.hs = torch.empty(2 * L + 1, H, device=device, dtype=torch.float32)
+        self.q = torch.empty(hq * D, device=device, dtype=torch.float32)
+        self.att = torch.empty(hq * D, device=device, dtype=torch.float32)
+        self.act = torch.empty(inter, device=device, dtype=torch.float32)
+        self.attn = DecodeAttention(hq, hkv, S, D, device, block_s=block_s, pdl=pdl)
+
+
+def run(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos,
+        pdl: bool = False, block_k: int = 512, block_s: int = 32, target_programs: int = 264,
+        num_warps: int = 4) -> None:
+    """out (V,) fp32 <- logits of one decode step (weights bf16 as reference.make_inputs makes them);
+    writes the new K/V into k_cache, v_cache (L, Hkv, S, D) bf16 at slot pos."""
+    L, H = wqkv.shape[0], emb.shape[1]
+    hkv, S, D = k_cache.shape[1:]
+    hq, inter = wo.shape[-1] // D, wgu.shape[1] // 2
+    key = (L, H, hq, hkv, S, D, inter, str(emb.device), pdl, block_s)
+    sc = _SCRATCH.get(key)
+    if sc is None:
+        sc = _SCRATCH[key] = _Scratch(L, H, hq, hkv, S, D, inter, emb.device, pdl, block_s)
+    hs = sc.hs
+    opts = {"block_k": block_k, "pdl": pdl, "target_programs": target_programs, "num_warps": num_warps}
+    hs[0].copy_(emb.index_select(0, token)[0])
+    for l in range(L):
+        gemv_pair(sc.q, wqkv[l], hs[2 * l], ln1[l], MODE_QKV_ROPE, kc=k_cache[l], vc=v_cache[l], pos=pos,
+                  heads=(hq, hkv), head_dim=D, eps=EPS, theta=THETA, **opts)
+        sc.attn(sc.att, sc.q, k_cache[l], v_cache[l], pos)
+        gemv(hs[2 * l + 1], wo[l], sc.att, res=hs[2 * l], **opts)
+        gemv_pair(sc.act, wgu[l], hs[2 * l + 1], ln2[l], MODE_SWIGLU, eps=EPS, **opts)
+        gemv(hs[2 * l + 2], wd[l], sc.act, res=hs[2 * l + 1], **opts)
+    gemv(out, emb, hs[2 * L], gain=lnf, eps=EPS, **opts)

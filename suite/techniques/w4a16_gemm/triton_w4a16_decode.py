@@ -1,0 +1,174 @@
+"""Decode-shaped W4A16 GEMM in Triton (M <= 16 is weight streaming): out (M,N) bf16 = a (M,K) bf16
+@ (q * s)^T with the int4 weights (8 per int32) unpacked in registers, never reshaped.
+
+Each program streams a (16 words x BLOCK_N) tile of packed weights per 128-K step, split-K across
+programs so that every SM streams. Shifting the tile by 4 j gives the (16, BN) weights of 16 K
+(`packing.py`: contiguous K in the interleaved layout, K = 8 i + j in `pack_k`'s; the activations
+are loaded to match, so either layout works, no weight is moved between threads). Two products:
+- dot: the nibble c becomes the bf16 128 + c by one or (bit pattern 0x4300 | c), eight tl.dot of
+  K = 16 into one fp32 partial; q = c - 8, so the step's product is p - 136 rowsum(a), then times
+  the group scale (products exact; 128-K steps never straddle a group when GROUP % 128 == 0);
+- fma (M = 1): the same with fp32 128 + c (0x43000000 | c << 16) and broadcast multiply-add.
+Split-K partials are fp32 atomic adds into a zeroed workspace; the last program of a tile (a
+counter) writes bf16 and zeroes the workspace and the counter for the next call: one launch."""
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from suite.lib.interp import interpreting
+from suite.lib.triton_round import round_bf16
+
+
+@triton.jit(do_not_specialize=["M", "M_BUCKET"])
+def decode_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
+                  sam, sak, sqk, sqn, ssg, ssn, scm, scn, M_BUCKET,
+                  GROUP: tl.constexpr, PI: tl.constexpr, PJ: tl.constexpr, BM: tl.constexpr,
+                  BN: tl.constexpr, SPLIT_K: tl.constexpr, FMA: tl.constexpr, UPCAST: tl.constexpr):
+    pid_n = tl.program_id(0)
+    pid_k = tl.program_id(1)
+    pid_m = tl.program_id(2)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rm = pid_m * BM + tl.arange(0, BM)
+    ri = tl.arange(0, 16)
+    n_ok = rn < N
+    m_ok = rm < M
+    steps = K // 128
+    per = tl.cdiv(steps, SPLIT_K)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for step in range(pid_k * per, tl.minimum((pid_k + 1) * per, steps)):
+        k0 = step * 128
+        words = tl.load(qw_ptr + (step * 16 + ri)[:, None] * sqk + rn[None, :] * sqn,
+                        mask=n_ok[None, :], other=0)
+        a_rows = a_ptr + rm[:, None] * sam
+        if GROUP % 128 == 0:
+            s = tl.load(s_ptr + (k0 // GROUP) * ssg + rn * ssn, mask=n_ok, other=0.0).to(tl.float32)
+            a_blk = tl.load(a_rows + (k0 + tl.arange(0, 128))[None, :] * sak, mask=m_ok[:, None], other=0.0)
+            asum = tl.sum(a_blk.to(tl.float32), 1)
+            if FMA:
+                p3 = tl.zeros((BM, 16, BN), dtype=tl.float32)
+                for j in tl.static_range(8):
+                    a_j = tl.load(a_rows + (k0 + ri * PI + j * PJ)[None, :] * sak, mask=m_ok[:, None], other=0.0)
+                    if 4 * j <= 16:  # move nibble j to bits 16..19, the fp32 mantissa's units of 1 at 2^7
+                        t = (words << (16 - 4 * j)) & 0xF0000
+                    else:
+                        t = (words >> (4 * j - 16)) & 0xF0000
+                    w = (t | 0x43000000).to(tl.float32, bitcast=True)  # 128 + c, exact
+                    p3 += a_j.to(tl.float32)[:, :, None] * w[None, :, :]
+                p = tl.sum(p3, 1)
+            else:
+                p = tl.zeros((BM, BN), dtype=tl.float32)
+                for j in tl.static_range(8):
+                    a_j = tl.load(a_rows + (k0 + ri * PI + j * PJ)[None, :] * sak, mask=m_ok[:, None], other=0.0)
+                    c = (words >> (4 * j)) & 0xF
+                    if UPCAST:  # the interpreter's bf16 dot is wrong; these products are exact in fp32
+                        p = tl.dot(a_j.to(tl.float32), (c + 128).to(tl.float32), acc=p, input_precision="ieee")
+                    else:
+                        p = tl.dot(a_j, (c | 0x4300).to(tl.int16).to(tl.bfloat16, bitcast=True), acc=p)
+            acc += (p - 136.0 * asum[:, None]) * s[None, :]
+        else:  # groups inside a step (GROUP < 128): q * s rounded to bf16 per weight, as unfused
+            for j in tl.static_range(8):
+                kk = k0 + ri * PI + j * PJ
+                a_j = tl.load(a_rows + kk[None, :] * sak, mask=m_ok[:, None], other=0.0)
+                s2 = tl.load(s_ptr + (kk // GROUP)[:, None] * ssg + rn[None, :] * ssn,
+                             mask=n_ok[None, :], other=0.0).to(tl.float32)
+                w = (((words >> (4 * j)) & 0xF) - 8).to(tl.float32) * s2
+                if UPCAST:
+                    acc = tl.dot(a_j.to(tl.float32), round_bf16(w), acc=acc, input_precision="ieee")
+                else:
+                    acc = tl.dot(a_j, w.to(tl.bfloat16), acc=acc)
+    c_mask = m_ok[:, None] & n_ok[None, :]
+    c_ptrs = c_ptr + rm[:, None] * scm + rn[None, :] * scn
+    if SPLIT_K == 1:
+        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=c_mask)
+    else:
+        ws_ptrs = ws_ptr + rm[:, None] * N + rn[None, :]
+        tl.atomic_add(ws_ptrs, acc, mask=c_mask, sem="relaxed")
+        tl.debug_barrier()  # every thread's adds are issued before the counter moves
+        tile = pid_m * tl.num_programs(0) + pid_n
+        if tl.atomic_add(lock_ptr + tile, 1, sem="acq_rel") == SPLIT_K - 1:
+            total = tl.load(ws_ptrs, mask=c_mask, other=0.0, cache_modifier=".cg")
+            tl.store(c_ptrs, total.to(c_ptr.dtype.element_ty), mask=c_mask)
+            tl.store(ws_ptrs, tl.zeros((BM, BN), dtype=tl.float32), mask=c_mask, cache_modifier=".cg")
+            tl.atomic_xchg(lock_ptr + tile, 0)
+
+
+def _cfg(bm, bn, split, warps, stages, fma=False) -> triton.Config:
+    return triton.Config({"BM": bm, "BN": bn, "SPLIT_K": split, "FMA": fma}, num_warps=warps, num_stages=stages)
+
+
+# (BN, SPLIT_K, warps, stages): tile width against programs in flight; split-K fills 132 SMs where
+# N / BN alone does not (N = 4096: 32 tiles of 128).
+DOT = [(64, 4, 4, 3), (64, 8, 4, 3), (64, 16, 4, 3), (128, 2, 4, 3), (128, 4, 4, 3), (128, 8, 4, 3),
+       (128, 4, 4, 4), (128, 1, 4, 4), (256, 2, 8, 3), (256, 4, 8, 3)]
+FMA_M1 = [(64, 8, 4, 3), (128, 4, 4, 3), (128, 8, 4, 3), (256, 2, 8, 3), (256, 4, 8, 3)]
+CONFIGS = ([_cfg(16, *c) for c in DOT] + [_cfg(1, *c, fma=True) for c in FMA_M1]
+           + [_cfg(64, bn, sp, w, st) for bn, sp, w, st in ((64, 4, 4, 3), (128, 2, 4, 3), (128, 1, 8, 3))])
+INTERP = {"BM": 16, "BN": 32, "SPLIT_K": 2, "FMA": False}  # no autotuning under the interpreter
+
+
+def bucket(m: int) -> int:
+    """The autotuning key's M: 1, 16 (M <= 16), 64 (larger)."""
+    return 1 if m == 1 else (16 if m <= 16 else 64)
+
+
+def _prune(configs, named_args, **kwargs):
+    """BM = 1 (fma) only at M = 1 with whole groups per step; BM = 16 up to M = 16; 64 beyond."""
+    args = {**named_args, **kwargs}
+    b, whole = args["M_BUCKET"], args["GROUP"] % 128 == 0
+    keep = [c for c in configs if (c.kwargs["BM"] == 1 and b == 1 and whole)
+            or (c.kwargs["BM"] == 16 and b <= 16) or (c.kwargs["BM"] == 64 and b == 64)]
+    return keep or configs
+
+
+
+
+def _bench(fn, quantiles):
+    """Shorter than Triton's default (25 + 100 ms per config): the runner re-measures the winner."""
+    return triton.testing.do_bench(fn, warmup=10, rep=40, quantiles=quantiles)
+
+
+# cache_results: the choice is kept on disk per key, so every case process of a run reuses it.
+tuned = triton.autotune(CONFIGS, key=["M_BUCKET", "N", "K", "GROUP", "PI"], do_bench=_bench, cache_results=True,
+                        prune_configs_by={"early_config_prune": _prune})(decode_kernel)
+
+_SCRATCH: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
+
+
+def scratch(m: int, n: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """fp32 (M,N) split-K workspace and int32 per-tile counters, both zero between calls, kept per
+    shape so that a call allocates nothing (and can be captured in a CUDA graph)."""
+    key = (str(device), m, n)
+    if key not in _SCRATCH:
+        _SCRATCH[key] = (torch.zeros(m, n, device=device, dtype=torch.float32),
+                         torch.zeros(m * triton.cdiv(n, 32) + 1, device=device, dtype=torch.int32))
+    return _SCRATCH[key]
+
+
+def launch(out, a, qweight, scales, layout: str = "k16", kernel=None, **config) -> None:
+    """out (M,N) bf16 = a (M,K) bf16 @ W^T; W (N,K) = int4 codes of qweight (K/8, N) int32 in
+    `layout` ("k16": packing.pack_k16, "k8": int4.pack_k) x scales (K/G, N) fp16; K % 128 == 0.
+    `kernel` the plain kernel with `config` given, or the autotuned one."""
+    m, k = a.shape
+    n = qweight.shape[1]
+    group = k // scales.shape[0]
+    assert k % 128 == 0 and (group % 128 == 0 or 128 % group == 0), (k, group)
+    pi, pj = (1, 16) if layout == "k16" else (8, 1)
+    interp_run = interpreting()
+    if kernel is None:
+        kernel, config = (decode_kernel, INTERP) if interp_run else (tuned, {})
+    ws, locks = scratch(m, n, a.device)
+    # fp32 scratch under the interpreter, rounded by torch: its fp32 -> bf16 store truncates.
+    dst = torch.empty(m, n, device=a.device, dtype=torch.float32) if interp_run else out
+    grid = lambda meta: (triton.cdiv(n, meta["BN"]), meta["SPLIT_K"], triton.cdiv(m, meta["BM"]))
+    kernel[grid](a, qweight, scales, dst, ws, locks, m, n, k, *a.stride(), *qweight.stride(),
+                 *scales.stride(), *dst.stride(), bucket(m), GROUP=group, PI=pi, PJ=pj,
+                 UPCAST=interp_run, **config)
+    if interp_run:
+        out.copy_(dst)
+
+
+def run(out, a, qweight, scales, w_bf16=None, qweight_k16=None) -> None:
+    """out (M,N) bf16 = a (M,K) bf16 @ dequant(qweight_k16 (K/8,N) int32, scales (K/G,N) fp16)^T."""
+    launch(out, a, qweight_k16, scales)

@@ -1,0 +1,164 @@
+"""GPU sweep of the decode kernel: correctness against the oracle on fresh inputs first, then every
+config timed with triton.testing.do_bench (L2 cleared per repetition) on the Llama shapes at M = 1
+and 16, beside cuBLAS bf16: a table with TB/s and the ratio, and the best config per case as JSON.
+
+python3 -m suite.techniques.w4a16_gemm.tune_decode --out DIR [--budget-s 90] [--jobs 12]
+Configs are compiled first in parallel processes (Triton's disk cache), then timed in this one.
+--tiny: a few configs on small shapes, on the CPU under TRITON_INTERPRET=1 (a dry run of the script)."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+
+import torch
+import triton
+
+from suite.techniques.w4a16_gemm import TECHNIQUE, _LLAMA
+from suite.techniques.w4a16_gemm import reference as R
+from suite.techniques.w4a16_gemm import triton_w4a16_decode as D
+
+# (layout, FMA, BM, BN, SPLIT_K, warps, stages)
+DOT_GRID = [(bn, sp, w, st) for bn, splits in ((32, (8, 16)), (64, (2, 4, 8, 16)), (128, (1, 2, 4, 8)),
+                                                (256, (1, 2, 4)))
+            for sp in splits for w, st in ((4, 3), (4, 5), (8, 4))]
+FMA_GRID = [(64, 8, 4, 3), (64, 16, 4, 3), (128, 4, 4, 3), (128, 8, 4, 3), (128, 16, 4, 3),
+            (256, 2, 8, 3), (256, 4, 8, 3), (256, 8, 8, 3), (128, 4, 8, 4), (256, 4, 4, 4)]
+K8_GRID = [(64, 8, 4, 3), (128, 4, 4, 3), (128, 8, 4, 3), (256, 2, 8, 3)]
+SWEEP = ([("k16", False, 16, *c) for c in DOT_GRID] + [("k16", True, 1, *c) for c in FMA_GRID]
+         + [("k8", False, 16, *c) for c in K8_GRID])
+NIGHTLY = [("k16", c.kwargs["FMA"], c.kwargs["BM"], c.kwargs["BN"], c.kwargs["SPLIT_K"], c.num_warps, c.num_stages)
+           for c in D.CONFIGS]
+
+
+def _call(v, out, inp):
+    layout, fma, bm, bn, sp, w, st = v
+    D.launch(out, inp["a"], inp["qweight_k16" if layout == "k16" else "qweight"], inp["scales"], layout=layout,
+             kernel=D.decode_kernel, BM=bm, BN=bn, SPLIT_K=sp, FMA=fma, num_warps=w, num_stages=st)
+
+
+def _compile(variants, device: str = "cuda", n: int = 4096, k: int = 4096) -> list[str]:
+    """Compiles (by running once) each variant on a Llama-like shape; returns the failures."""
+    inp = R.make_inputs({"m": 16, "n": n, "k": k}, 0, device)
+    out, bad = torch.empty(16, n, device=device, dtype=torch.bfloat16), []
+    for v in variants:
+        try:
+            _call(v, out, inp)
+            if device == "cuda":
+                torch.cuda.synchronize()
+        except Exception as e:  # noqa: BLE001 - reported per variant
+            bad.append(f"{v}: {type(e).__name__}: {str(e)[:200]}")
+    return bad
+
+
+def rel_err(x: torch.Tensor, ref: torch.Tensor) -> float:
+    """||x - ref|| / ||ref|| in fp64."""
+    return float((x.double() - ref).norm() / ref.norm())
+
+
+def bench(fn, device: str, warmup: int, rep: int) -> float:
+    """Median ms of fn: do_bench on the GPU (L2 cleared per repetition), a plain loop on the CPU."""
+    if device == "cuda":
+        return triton.testing.do_bench(fn, warmup=warmup, rep=rep)
+    t = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t) * 1e3
+
+
+def check(v, params, seeds, device: str) -> tuple[bool, float, float]:
+    """Worst (error, unfused error) over fresh seeds; ok when within the spec's 2x and finite."""
+    worst = (0.0, 0.0)
+    for seed in seeds:
+        inp = R.make_inputs(params, seed, device)
+        out = torch.full((params["m"], params["n"]), float("nan"), device=device, dtype=torch.bfloat16)
+        _call(v, out, inp)
+        oracle = R.reference(**inp)
+        e, lo = rel_err(out, oracle), rel_err(R.lowp_unfused(**inp), oracle)
+        if not torch.isfinite(out).all():
+            e = float("inf")
+        worst = max(worst, (e, lo))
+    k = TECHNIQUE.tolerances["default"].k
+    return worst[0] <= k * worst[1], worst[0], worst[1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--budget-s", type=float, default=90.0)
+    ap.add_argument("--jobs", type=int, default=12)
+    ap.add_argument("--tiny", action="store_true")
+    args = ap.parse_args()
+    t0 = time.time()
+    dev = "cpu" if args.tiny else "cuda"
+    variants = list(dict.fromkeys(SWEEP + NIGHTLY))
+    if args.tiny:
+        variants = [v for v in variants if v[3] in (32, 64) and v[5] == 4 and v[4] in (1, 2)]
+        failed = _compile(variants, dev, 64, 256)
+    else:
+        chunks = [variants[i::args.jobs] for i in range(args.jobs)]
+        compile_fn = importlib.import_module(__spec__.name if __spec__ else __name__)._compile  # picklable by name
+        with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
+            failed = [f for bad in pool.map(compile_fn, chunks) for f in bad]
+    print(f"compiled {len(variants)} configs in {time.time() - t0:.0f} s; failed: {failed}", flush=True)
+    bad_v = {f.split(":")[0] for f in failed}
+    variants = [v for v in variants if str(v) not in bad_v]
+
+    rows, checks = [], []
+    for v in [("k16", False, 16, 128, 4, 4, 3), ("k16", True, 1, 128, 4, 4, 3), ("k8", False, 16, 128, 4, 4, 3),
+              ("k16", False, 16, 64, 1, 4, 3)]:
+        for m in (1, 16, 13) if not v[1] else (1,):
+            params = {"m": m, "n": 4096, "k": 4096} if m != 13 else {"m": 13, "n": 1536, "k": 14336}
+            if args.tiny:
+                params = {**params, "n": 96, "k": 384}
+            ok, e, lo = check(v, params, (101, 202, 303), dev)
+            checks.append({"variant": v, "params": params, "ok": ok, "err": e, "unfused_err": lo})
+            print(f"check {v} {params}: {'ok' if ok else 'FAILED'} err {e:.3g} unfused {lo:.3g}", flush=True)
+    wrong = {tuple(c["variant"]) for c in checks if not c["ok"]}
+
+    shapes = {"tiny": (64, 256)} if args.tiny else _LLAMA
+    for layer, (n, k) in shapes.items():
+        for m in (1, 16):
+            p = {"m": m, "n": n, "k": k}
+            inp = R.make_inputs(p, 7, dev)
+            out = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
+            cublas = bench(lambda: torch.mm(inp["a"], inp["w_bf16"].t(), out=out), dev, 10, 50)
+            oracle, lo = R.reference(**inp), None
+            lo = rel_err(R.lowp_unfused(**inp), oracle)
+            nbytes = TECHNIQUE.bytes(p)
+            for v in variants:
+                if (v[1] and m != 1) or time.time() - t0 > args.budget_s or v in wrong:
+                    continue
+                out.fill_(float("nan"))
+                _call(v, out, inp)
+                e = rel_err(out, oracle)
+                ms = bench(lambda: _call(v, out, inp), dev, 5, 25)
+                rows.append({"layer": layer, "m": m, "n": n, "k": k, "variant": list(v), "us": ms * 1e3,
+                             "tbps": nbytes / ms / 1e9, "cublas_us": cublas * 1e3, "ratio": cublas / ms,
+                             "err": e, "ok": e <= 2 * lo, "nightly_config": v in NIGHTLY})
+    best = {}
+    for r in rows:
+        key = f"m{r['m']}_{r['layer']}"
+        if r["ok"] and (key not in best or r["us"] < best[key]["us"]):
+            best[key] = r
+    print("\ncase | cuBLAS bf16 us | best us | TB/s | share of 4.25 TB/s copy | x cuBLAS | variant (layout, FMA, BM, BN, SPLIT_K, warps, stages)")
+    for key, r in best.items():
+        print(f"{key} | {r['cublas_us']:.1f} | {r['us']:.1f} | {r['tbps']:.2f} | {r['tbps'] / 4.25:.0%} | {r['ratio']:.2f} | {r['variant']}")
+    print("\nper case, the 5 fastest:")
+    for key in best:
+        rs = sorted((r for r in rows if f"m{r['m']}_{r['layer']}" == key), key=lambda r: r["us"])[:5]
+        for r in rs:
+            print(f"  {key} {r['variant']} {r['us']:.1f} us {r['tbps']:.2f} TB/s {r['ratio']:.2f}x ok={r['ok']}")
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "w4a16_decode_sweep.json"), "w") as f:
+        json.dump({"device": torch.cuda.get_device_name() if dev == "cuda" else "cpu", "torch": torch.__version__, "triton": triton.__version__,
+                   "compile_failures": failed, "checks": checks, "best": best, "rows": rows,
+                   "seconds": time.time() - t0}, f, indent=1)
+    print(f"sweep done in {time.time() - t0:.0f} s, {len(rows)} timings", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""decode_step on the CPU (Triton under the interpreter): the fused step against the fp32 oracle and
+the bf16 eager step (logits and the K/V slot it writes), split-KV attention with several splits and
+chunks wholly past pos, greedy agreement over consecutive steps, and the ceiling_share row."""
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import math  # noqa: E402
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from runners.correctness import ReferenceCache, rel_err  # noqa: E402
+from runners.job import run_job  # noqa: E402
+from runners.run import SMOKE_PROTOCOL  # noqa: E402
+from suite.lib.decode_attention import DecodeAttention  # noqa: E402
+from suite.registry import get  # noqa: E402
+from suite.spec import Technique  # noqa: E402
+from suite.techniques.decode_step import TINY  # noqa: E402
+from suite.techniques.decode_step import reference as R  # noqa: E402
+from suite.techniques.decode_step.probe import greedy  # noqa: E402
+from suite.techniques.decode_step.torch_eager import run as eager  # noqa: E402
+from suite.techniques.decode_step.triton_step import run as fused  # noqa: E402
+
+P = {**TINY, "kv": 48}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_fused_step_matches_the_oracle_and_writes_the_same_cache_slot(seed):
+    ref = R.reference(**R.make_inputs(P, seed, "cpu"))
+    lowp_err = rel_err(R.lowp_eager(**R.make_inputs(P, seed, "cpu")), ref)
+    ours, base = R.make_inputs(P, seed, "cpu"), R.make_inputs(P, seed, "cpu")
+    before = {n: ours[n].clone() for n in ("k_cache", "v_cache")}
+    out = torch.full((P["vocab"],), float("nan"))
+    fused(out, **ours)
+    eager(torch.empty(P["vocab"]), **base)
+    assert rel_err(out, ref) < 0.5 * lowp_err  # fp32 residual stream and accumulators
+    pos = P["kv"] - 1
+    for name in ("k_cache", "v_cache"):
+        assert torch.equal(ours[name][:, :, :pos], before[name][:, :, :pos])
+        assert not torch.equal(ours[name][:, :, pos], before[name][:, :, pos])
+        a, b = ours[name][:, :, pos].float(), base[name][:, :, pos].float()  # one bf16 rounding apart
+        assert (a - b).abs().max() <= 2 ** -6 * b.abs().max()
+
+
+def _attention(q, kc, vc, pos, hq):
+    hkv, S, D = kc.shape
+    s = (q.view(hkv, hq // hkv, D).double() @ kc.double().transpose(1, 2)) / math.sqrt(D)
+    s[..., pos + 1:] = float("-inf")
+    return (torch.softmax(s, -1) @ vc.double()).reshape(-1)
+
+
+@pytest.mark.parametrize("S,pos", [(200, 199), (200, 40), (200, 0), (70, 69)])
+def test_split_kv_attention_merges_splits_and_skips_chunks_past_pos(S, pos):
+    hq, hkv, D = 8, 2, 16
+    g = torch.Generator().manual_seed(S + pos)
+    q = torch.randn(hq * D, generator=g)
+    kc = torch.randn(hkv, S, D, generator=g).to(torch.bfloat16)
+    vc = torch.randn(hkv, S, D, generator=g).to(torch.bfloat16)
+    attn = DecodeAttention(hq, hkv, S, D, "cpu", block_s=16, target_programs=16)
+    assert attn.nsplit > 1
+    want = _attention(q, kc, vc, pos, hq)
+    for _ in range(2):  # the merge counters are back at zero for the next call
+        out = torch.full((hq * D,), float("nan"))
+        attn(out, q, kc, vc, torch.tensor([pos]))
+        assert rel_err(out, want) < 1e-5
+    assert attn.count.eq(0).all()
+
+
+def test_greedy_tokens_agree_with_the_oracle_over_consecutive_steps():
+    g = greedy(fused, P, seed=3, device="cpu", steps=4)
+    assert g["matches"] == g["steps"] == 4 and g["first_mismatch"] is None
+
+
+def test_job_adds_the_share_of_the_measured_copy_bandwidth():
+    tech = get("decode_step")
+    case = tech.case("tiny_kv80")
+    rows = run_job(tech, tech.impl("torch_eager"), case, "cpu", 7, SMOKE_PROTOCOL, ReferenceCache())
+    by = {r["metric"]: r for r in rows}
+    assert {"latency_ms", "gbps", "rel_err", "ceiling_share", "greedy_match_frac"} <= set(by)
+    share = by["ceiling_share"]
+    assert share["status"] == "ok" and share["stats"]["ceiling_gbps"] > 0
+    assert share["value"] == pytest.approx(by["gbps"]["value"] / share["stats"]["ceiling_gbps"], rel=1e-9)
+
+
+def test_a_ceiling_needs_a_bytes_formula():
+    tech = get("decode_step")
+    with pytest.raises(ValueError, match="ceiling needs a bytes formula"):
+        Technique(**{**tech.__dict__, "bytes": None, "work": {}, "metrics": tech.metrics[:1]})
