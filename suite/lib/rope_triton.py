@@ -27,6 +27,10 @@ def _rope_row(x_ptr, o_ptr, pos_ptr, cos_ptr, sin_ptr, freq_ptr, H, D, R2, sx_t,
     pos = tl.load(pos_ptr + t)
     if ON_THE_FLY:
         ang = pos.to(tl.float32) * tl.load(freq_ptr + i, mask=pm, other=0.0)
+        # Reduce to [-pi, pi] before cos/sin (the GPU's fast sin/cos are accurate only near 0):
+        # 2 pi = 6.28125 (8 significant bits, so k * 6.28125 is exact for k < 2^16) + a small remainder.
+        k = tl.floor(ang * 0.15915494309189535 + 0.5)
+        ang = (ang - k * 6.28125) - k * 0.0019353071795864769
         c, s = tl.cos(ang), tl.sin(ang)
     else:
         c = tl.load(cos_ptr + pos.to(tl.int64) * s_tab + i, mask=pm, other=0.0).to(tl.float32)

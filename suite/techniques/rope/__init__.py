@@ -52,7 +52,8 @@ ROPE = Technique(
     tolerances={"default": Tolerance(f"{_REF}:lowp", k=4.0)},
     metrics=(LATENCY, GBPS, REL_ERR), work={"gbps": lambda p: _bytes(p) * 1e-9}, bytes=_bytes,
     probe=f"{_PKG}.probe:probe", smoke=("torch_table_fp32", "torch_wrong_layout", "triton_table_fp32"),
-    claims=("rope_wrong_layout_gross", "rope_bf16_angle_at_100k", "rope_fp32_table_at_100k"),
+    claims=("rope_wrong_layout_gross", "rope_bf16_angle_at_100k", "rope_bf16_angles_measured",
+            "rope_fp32_angles_enough_at_100k", "rope_neox_vectorises", "rope_standalone_memory_bound"),
 )
 
 

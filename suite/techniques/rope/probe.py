@@ -1,8 +1,9 @@
 """RoPE probes: error against fp64 as the position grows (64 consecutive tokens from each start
 position, tables of 131,072 rows, the page's 128k), and the share of the copy bandwidth.
 
-The runner probes only implementations that passed their check, so the bf16-angle variant (an
-expected failure) is swept from the baseline's probe: metric rel_err_angles_bf16 on the same points."""
+The runner probes only implementations that passed their check, so the two expected failures are
+swept from the baseline's probe on the same points: rel_err_angles_bf16 (angles m * theta in bf16)
+and rel_err_wrong_layout (the other pairing convention)."""
 from __future__ import annotations
 
 import torch
@@ -34,7 +35,8 @@ def _position_rows(fn, case, device: str, seed: int) -> list[dict]:
     tabs = R.tables(TABLE_ROWS, case.params["rot"], device)
     variants = [("rel_err", fn)]
     if _is_baseline(fn):
-        variants.append(("rel_err_angles_bf16", lambda out, **i: torch_run(out, **i, source="angles_bf16")))
+        variants += [("rel_err_angles_bf16", lambda out, **i: torch_run(out, **i, source="angles_bf16")),
+                     ("rel_err_wrong_layout", lambda out, **i: torch_run(out, **i, swap=True))]
     rows = []
     for start in STARTS:
         inputs = R.inputs_at(case.params, seed, device, torch.arange(start, start + SPAN), tabs)
