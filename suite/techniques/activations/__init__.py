@@ -1,13 +1,12 @@
 """Activations and the FFN's gate/up (page: "Component optimizations", activation functions and the
 feed-forward network): GELU exact vs tanh approximation, SwiGLU fused vs unfused, and gate/up as two
 GEMMs, one merged GEMM, or one merged GEMM with SwiGLU in its epilogue."""
-from suite.spec import LATENCY, REL_ERR, TFLOPS, Case, Impl, Metric, Technique, Tolerance
+from suite.spec import GBPS, LATENCY, REL_ERR, TFLOPS, Case, Impl, Technique, Tolerance
 
 _PKG = "suite.techniques.activations"
 _REF = f"{_PKG}.reference"
 _T, _TR = f"{_PKG}.torch_ops", f"{_PKG}.triton_ops"
 SECTION = "Component optimizations — the parts around the matmuls"
-GBPS = Metric("gbps", "GB/s", "higher")
 TRITON = ("triton",)
 
 

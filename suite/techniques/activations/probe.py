@@ -5,15 +5,8 @@ from __future__ import annotations
 import torch
 
 from suite.lib.bandwidth import copy_share_rows
+from suite.techniques.activations import GELU, SWIGLU
 from suite.techniques.activations import reference as R
-
-
-def gelu_bytes(p: dict) -> float:
-    return 2.0 * 2 * p["tokens"] * p["n"]
-
-
-def swiglu_bytes(p: dict) -> float:
-    return 2.0 * 3 * p["tokens"] * p["inter"]
 
 
 def _approx_rows(fn, device: str, seed: int) -> list[dict]:
@@ -39,9 +32,9 @@ def _approx_rows(fn, device: str, seed: int) -> list[dict]:
 def gelu_probe(fn, case, device: str, seed: int) -> list[dict]:
     rows = _approx_rows(fn, device, seed) if case.params.get("accuracy") else []
     inputs, out = R.gelu_inputs(case.params, seed, device), R.gelu_output(case.params, device)
-    return rows + copy_share_rows(lambda: fn(out, **inputs), gelu_bytes(case.params), device)
+    return rows + copy_share_rows(lambda: fn(out, **inputs), GELU.bytes(case.params), device)
 
 
 def swiglu_probe(fn, case, device: str, seed: int) -> list[dict]:
     inputs, out = R.swiglu_inputs(case.params, seed, device), R.swiglu_output(case.params, device)
-    return copy_share_rows(lambda: fn(out, **inputs), swiglu_bytes(case.params), device)
+    return copy_share_rows(lambda: fn(out, **inputs), SWIGLU.bytes(case.params), device)

@@ -1,11 +1,10 @@
 """Fused RMSNorm / LayerNorm (page: "Normalization, and the cost of the small operations"): one pass
 with one reciprocal square root and the residual add fused, against unfused torch ops,
 torch.nn.functional and torch.compile; GB/s and the share of a copy's bandwidth."""
-from suite.spec import LATENCY, REL_ERR, Case, Impl, Metric, Technique, Tolerance
+from suite.spec import GBPS, LATENCY, REL_ERR, Case, Impl, Technique, Tolerance
 
 _PKG = "suite.techniques.fused_norms"
 _REF = f"{_PKG}.reference"
-GBPS = Metric("gbps", "GB/s", "higher")
 
 
 def _bytes(p: dict) -> float:

@@ -1,17 +1,17 @@
 """RoPE (page: "RoPE efficiency"): NeoX split-half vs interleaved pairs, the wrong convention caught,
 cos/sin tables in fp32 / bf16 / computed on the fly and their error as positions pass 100,000, partial
 RoPE; and fused into the QKV projection's epilogue vs a separate pass."""
-from suite.spec import LATENCY, REL_ERR, TFLOPS, Case, Impl, Metric, Technique, Tolerance
+from suite.spec import GBPS, LATENCY, REL_ERR, TFLOPS, Case, Impl, Technique, Tolerance
 
 _PKG = "suite.techniques.rope"
 _REF = f"{_PKG}.reference"
 _T, _TR = f"{_PKG}.torch_rope", f"{_PKG}.triton_rope"
 SECTION = "RoPE efficiency"
-GBPS = Metric("gbps", "GB/s", "higher")
 TRITON = ("triton",)
 
 
 def _bytes(p: dict) -> float:
+    """x read and out written, bf16 (the table rows, T r/2 values each, aside)."""
     return 2.0 * 2 * p["tokens"] * p["heads"] * p["head_dim"]
 
 

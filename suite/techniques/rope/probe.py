@@ -9,17 +9,13 @@ from __future__ import annotations
 import torch
 
 from suite.lib.bandwidth import copy_share_rows
+from suite.techniques.rope import ROPE
 from suite.techniques.rope import reference as R
 from suite.techniques.rope.torch_rope import run as torch_run
 
 STARTS = (0, 1_000, 10_000, 100_000, 131_008)
 TABLE_ROWS = 131_072
 SPAN = 64
-
-
-def traffic(p: dict) -> float:
-    """x read and out written, bf16 (the table rows, T r/2 values each, aside)."""
-    return 2.0 * 2 * p["tokens"] * p["heads"] * p["head_dim"]
 
 
 def _rel(out: torch.Tensor, ref: torch.Tensor) -> float:
@@ -56,4 +52,4 @@ def _position_rows(fn, case, device: str, seed: int) -> list[dict]:
 def probe(fn, case, device: str, seed: int) -> list[dict]:
     rows = _position_rows(fn, case, device, seed) if case.params.get("accuracy") else []
     inputs, out = R.make_inputs(case.params, seed, device), R.empty_output(case.params, device)
-    return rows + copy_share_rows(lambda: fn(out, **inputs), traffic(case.params), device)
+    return rows + copy_share_rows(lambda: fn(out, **inputs), ROPE.bytes(case.params), device)
