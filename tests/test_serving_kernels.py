@@ -8,7 +8,6 @@ import torch  # noqa: E402
 
 from runners.correctness import rel_err  # noqa: E402
 from suite.lib import rope  # noqa: E402
-from suite.lib.bandwidth import copy_share_rows  # noqa: E402
 from suite.lib.dual_gemm_triton import gemm_rope, gemm_swiglu  # noqa: E402
 from suite.lib.norm_triton import norm  # noqa: E402
 from suite.lib.rope_triton import rope as rope_kernel  # noqa: E402
@@ -127,10 +126,3 @@ def test_qkv_gemm_with_rope_epilogue_matches_fp64(d):
     v = out.view(20, -1, d)[:, 3:]  # V passes unrotated: the plain product's columns
     plain = (i["x"].double() @ i["w_qkv"].double()).view(20, -1, d)[:, 3:]
     assert rel_err(v, plain) < BF16_REL
-
-
-def test_copy_share_rows_on_the_cpu():
-    a, b = torch.randn(1 << 16), torch.empty(1 << 16)
-    rows = {r["metric"]: r for r in copy_share_rows(lambda: b.copy_(a), 2 * 4 * (1 << 16), "cpu")}
-    assert set(rows) == {"copy_gbps", "copy_share"}
-    assert rows["copy_gbps"]["value"] > 0 and 0 < rows["copy_share"]["value"] < 100

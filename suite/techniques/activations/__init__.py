@@ -8,6 +8,7 @@ _REF = f"{_PKG}.reference"
 _T, _TR = f"{_PKG}.torch_ops", f"{_PKG}.triton_ops"
 SECTION = "Component optimizations — the parts around the matmuls"
 TRITON = ("triton",)
+COPY = "suite.lib.bandwidth:copy_gbps"  # the ceiling: a device copy timed in the same job
 
 
 def _gbps(nbytes):
@@ -44,7 +45,7 @@ GELU = Technique(
     # Both forms are judged against exact GELU: the approximation's error must hide under bf16 rounding.
     tolerances={"default": Tolerance(f"{_REF}:gelu_lowp", k=4.0)},
     metrics=(LATENCY, GBPS, REL_ERR), work=_gbps(_gelu_bytes), bytes=_gelu_bytes,
-    probe=f"{_PKG}.probe:gelu_probe", smoke=("torch_gelu_tanh", "triton_gelu_tanh"),
+    probe=f"{_PKG}.probe:gelu_probe", ceiling=COPY, smoke=("torch_gelu_tanh", "triton_gelu_tanh"),
     claims=("gelu_tanh_under_quantization_noise", "gelu_tanh_much_cheaper"),
 )
 
@@ -64,7 +65,7 @@ SWIGLU = Technique(
     ),
     tolerances={"default": Tolerance(f"{_REF}:swiglu_lowp", k=4.0)},
     metrics=(LATENCY, GBPS, REL_ERR), work=_gbps(_swiglu_bytes), bytes=_swiglu_bytes,
-    probe=f"{_PKG}.probe:swiglu_probe", claims=("swiglu_fused_one_pass",),
+    ceiling=COPY, claims=("swiglu_fused_one_pass",),
 )
 
 GATE_UP = Technique(

@@ -47,5 +47,6 @@ CLAIMS = (
           at_least(1.0, wording="'standard' because it helps -> one merged GEMM no slower than two"),
           Selector("gate_up_gemm", "latency_ms", "torch_merged_gemm", over="torch_two_gemms", speedup=True,
                    reduce="worst"),
-          technique="gate_up_gemm", quantity="two cuBLAS GEMMs + SwiGLU / one merged cuBLAS GEMM + SwiGLU, worst shape"),
+          technique="gate_up_gemm",
+          quantity="two cuBLAS GEMMs + SwiGLU / one merged cuBLAS GEMM + SwiGLU, worst shape"),
 )

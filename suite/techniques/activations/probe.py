@@ -1,11 +1,8 @@
-"""Probes: share of the copy bandwidth (GELU, SwiGLU), and the GELU approximation's own error against
-the bf16 rounding it hides under."""
+"""GELU probe: the approximation's own error against the bf16 rounding it hides under."""
 from __future__ import annotations
 
 import torch
 
-from suite.lib.bandwidth import copy_share_rows
-from suite.techniques.activations import GELU, SWIGLU
 from suite.techniques.activations import reference as R
 
 
@@ -30,11 +27,5 @@ def _approx_rows(fn, device: str, seed: int) -> list[dict]:
 
 
 def gelu_probe(fn, case, device: str, seed: int) -> list[dict]:
-    rows = _approx_rows(fn, device, seed) if case.params.get("accuracy") else []
-    inputs, out = R.gelu_inputs(case.params, seed, device), R.gelu_output(case.params, device)
-    return rows + copy_share_rows(lambda: fn(out, **inputs), GELU.bytes(case.params), device)
-
-
-def swiglu_probe(fn, case, device: str, seed: int) -> list[dict]:
-    inputs, out = R.swiglu_inputs(case.params, seed, device), R.swiglu_output(case.params, device)
-    return copy_share_rows(lambda: fn(out, **inputs), SWIGLU.bytes(case.params), device)
+    """Accuracy rows for cases with params["accuracy"]; nothing for the others."""
+    return _approx_rows(fn, device, seed) if case.params.get("accuracy") else []

@@ -24,9 +24,10 @@ CLAIMS = (
           "RMSNorm is a memory-bound elementwise pass; fused, the win is entirely in trips to memory: "
           "a fused norm runs at the copy bandwidth.",
           0.85, "x copy bandwidth", PAGE + " (the 85% target: issue 17)", "ours", "any", SECTION,
-          at_least(0.85, wording="issue 17's target: >= 85% of a same-bytes copy at 16K tokens"),
-          Selector(T, "copy_share", "triton_fused", params={"tokens": 16384}, reduce="worst"), technique=T,
-          quantity="fused norm GB/s / copy GB/s, both timed in the same process, worst of the 16K-token "
+          at_least(0.85, wording="issue 17's target: >= 85% of the copy bandwidth measured in "
+                   "the same job, at 16K tokens"),
+          Selector(T, "ceiling_share", "triton_fused", params={"tokens": 16384}, reduce="worst"), technique=T,
+          quantity="fused norm GB/s / GB/s of a 1 GiB device copy timed in the same job, worst of the 16K-token "
                    "cases (hidden 2048-8192, with and without the residual add)",
           note="at 1 token the call moves 8-64 KB and is launch-bound: its copy share is shown, not judged"),
     Claim("fused_norm_beats_unfused",

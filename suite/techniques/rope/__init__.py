@@ -51,7 +51,8 @@ ROPE = Technique(
     ),
     tolerances={"default": Tolerance(f"{_REF}:lowp", k=4.0)},
     metrics=(LATENCY, GBPS, REL_ERR), work={"gbps": lambda p: _bytes(p) * 1e-9}, bytes=_bytes,
-    probe=f"{_PKG}.probe:probe", smoke=("torch_table_fp32", "torch_wrong_layout", "triton_table_fp32"),
+    probe=f"{_PKG}.probe:probe", ceiling="suite.lib.bandwidth:copy_gbps",
+    smoke=("torch_table_fp32", "torch_wrong_layout", "triton_table_fp32"),
     claims=("rope_wrong_layout_gross", "rope_bf16_angle_at_100k", "rope_bf16_angles_measured",
             "rope_fp32_angles_enough_at_100k", "rope_neox_vectorises", "rope_standalone_memory_bound"),
 )

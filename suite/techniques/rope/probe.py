@@ -1,5 +1,5 @@
-"""RoPE probes: error against fp64 as the position grows (64 consecutive tokens from each start
-position, tables of 131,072 rows, the page's 128k), and the share of the copy bandwidth.
+"""RoPE probe: error against fp64 as the position grows (64 consecutive tokens from each start
+position, tables of 131,072 rows, the page's 128k).
 
 The runner probes only implementations that passed their check, so the two expected failures are
 swept from the baseline's probe on the same points: rel_err_angles_bf16 (angles m * theta in bf16)
@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import torch
 
-from suite.lib.bandwidth import copy_share_rows
-from suite.techniques.rope import ROPE
 from suite.techniques.rope import reference as R
 from suite.techniques.rope.torch_rope import run as torch_run
 
@@ -50,6 +48,5 @@ def _position_rows(fn, case, device: str, seed: int) -> list[dict]:
 
 
 def probe(fn, case, device: str, seed: int) -> list[dict]:
-    rows = _position_rows(fn, case, device, seed) if case.params.get("accuracy") else []
-    inputs, out = R.make_inputs(case.params, seed, device), R.empty_output(case.params, device)
-    return rows + copy_share_rows(lambda: fn(out, **inputs), ROPE.bytes(case.params), device)
+    """Position rows for cases with params["accuracy"]; nothing for the others."""
+    return _position_rows(fn, case, device, seed) if case.params.get("accuracy") else []
