@@ -28,10 +28,12 @@ TECHNIQUE = Technique(
         Impl("triton_fused", f"{_PKG}.triton_fused:run", requires=("triton",),
              note="one program per row: read (x, residual) once, fp32 in registers, rsqrt once, write y and h"),
         Impl("torch_unfused", f"{_PKG}.torch_norms:run", args={"mode": "unfused"}, baseline=True,
+             accuracy="two_roundings",
              note="Hugging Face formulation in separate torch ops (add, float, pow, mean, rsqrt, mul, cast, mul)"),
         Impl("torch_functional", f"{_PKG}.torch_norms:run", args={"mode": "functional"},
              note="torch add, then torch.nn.functional.rms_norm / layer_norm"),
         Impl("torch_compile", f"{_PKG}.torch_norms:run", args={"mode": "compile"}, requires=("cuda",),
+             accuracy="two_roundings",
              note="torch.compile(dynamic=False) of the unfused ops (Inductor fuses them)"),
     ),
     cases=(
@@ -44,7 +46,9 @@ TECHNIQUE = Technique(
         _case("layer", False, 16384, 4096),
     ),
     # Judged against the same math in fp32 with each output rounded to bf16 once.
-    tolerances={"default": Tolerance(f"{_REF}:lowp", k=4.0)},
+    # The Hugging Face formulation rounds the normalised row to bf16 before the weight multiply: a
+    # second rounding (up to 2.04x the one-rounding error over 200 seeds), hence its wider k.
+    tolerances={"default": Tolerance(f"{_REF}:lowp", k=4.0), "two_roundings": Tolerance(f"{_REF}:lowp", k=5.0)},
     metrics=(LATENCY, GBPS, REL_ERR),
     work={"gbps": lambda p: _bytes(p) * 1e-9},
     bytes=_bytes,
