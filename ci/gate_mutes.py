@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from db.alerts import mute_matches
 from db.series import SeriesKey
 
 console = Console(stderr=True)
@@ -53,12 +54,8 @@ def active_mutes(db_url: Optional[str], now: Optional[datetime] = None) -> list[
 
 def matching_mute(key: SeriesKey, mutes: list[dict]) -> Optional[dict]:
     """The first mute whose non-empty fields all equal the series' fields."""
-    for m in mutes:
-        if m["technique"] != key.technique:
-            continue
-        if all(m[f] in (None, "", getattr(key, f)) for f in ("impl", "case_id", "metric", "hardware_key")):
-            return m
-    return None
+    return next((m for m in mutes if mute_matches(m, key.technique, key.impl, key.case_id, key.metric,
+                                                  key.hardware_key)), None)
 
 
 def parse_until(text: str) -> datetime:
@@ -83,18 +80,15 @@ def add(technique: str = typer.Option(..., "--technique", "-t"),
         until: str = typer.Option("14d", "--until", help="ISO date, or a span like 14d / 36h"),
         db: Optional[str] = DB) -> None:
     """Mute a series pattern (empty fields match all) until a date; who and why are required."""
+    from db.actions import mute
     from db.engine import open_db
-    from db.models_ci import Mute
 
     if not who.strip() or not why.strip():
         raise typer.BadParameter("--who and --why must not be empty")
-    m = Mute(technique=technique, impl=impl, case_id=case, metric=metric, hardware_key=hardware_key,
-             who=who, why=why, until=parse_until(until), created_at=datetime.now(timezone.utc))
+    end = parse_until(until)
     with open_db(db, create=False)() as s, s.begin():
-        s.add(m)
-        s.flush()
-        mid = m.id
-    console.print(f"mute {mid}: {technique}/{impl or '*'}/{case or '*'}/{metric or '*'} until {m.until:%Y-%m-%d %H:%M} UTC")
+        mid = mute(s, technique, impl, case, metric, hardware_key, who, why, end)
+    console.print(f"mute {mid}: {technique}/{impl or '*'}/{case or '*'}/{metric or '*'} until {end:%Y-%m-%d %H:%M} UTC")
 
 
 @mute_app.command("list")

@@ -19,6 +19,7 @@ if not any(isinstance(f, ScrubFilter) for f in LOG.filters):  # the app script r
 
 PAGES = [
     st.Page("views/health.py", title="Health", url_path="health", default=True),
+    st.Page("views/alerts.py", title="Alerts", url_path="alerts"),
     st.Page("views/trends.py", title="Trends", url_path="trends"),
     st.Page("views/compare.py", title="Compare", url_path="compare"),
     st.Page("views/numerics.py", title="Numerics", url_path="numerics"),

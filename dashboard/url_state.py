@@ -6,7 +6,7 @@ is replaced by the default with a one-line warning naming both. After each run t
 written back, defaults included, so the address bar always names the whole view. Later runs leave the
 widget's own state alone: a value the URL held before its options changed (another widget narrowed
 them) is then not a bad link and is not reported. Lists are repeated keys (`?impl=a&impl=b`; `impl=a,b`
-is read too); an explicitly empty list is `?param=`.
+is read too); an empty list is `?param=` where the default is not empty, else no parameter.
 """
 from __future__ import annotations
 
@@ -138,14 +138,17 @@ def multiselect(label: str, options: Sequence, param: str, default: Sequence = (
     """st.multiselect bound to repeated `?param=a&param=b` (`?param=`: none chosen)."""
     key = key or param
     options = list(options)
-    value = [o for o in options if any(_same(o, d) for d in default)]
+    value = start = [o for o in options if any(_same(o, d) for d in default)]
     if _fresh(key):
-        value, bad = choose_many(st.query_params.get_all(param), options, value)
+        value, bad = choose_many(st.query_params.get_all(param), options, start)
         if bad:
             fmt = kw.get("format_func", str)
             st.warning(notice(label, param, ", ".join(bad), [fmt(v) for v in value] or "(none)"))
     out = st.multiselect(label, options, default=value, key=key, **kw)
-    write(param, out)
+    if out or start:
+        write(param, out)
+    elif param in st.query_params:  # none chosen is the default: the link needs no `param=`
+        del st.query_params[param]
     return out
 
 

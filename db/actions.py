@@ -1,11 +1,12 @@
-"""Writes a person makes (the CLI's `kwatch ack`, the dashboard's acknowledge form), with who made them."""
+"""Writes a person makes (the CLI's `kwatch ack`, the dashboard's acknowledge and mute forms), with who made them."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Optional
 
 from sqlalchemy.orm import Session
 
-from db.models_ci import Acknowledgement, ChangePoint
+from db.models_ci import Acknowledgement, ChangePoint, Mute
 
 
 def acknowledge(session: Session, change_point_id: int, who: str, why: str) -> int:
@@ -21,3 +22,14 @@ def acknowledge(session: Session, change_point_id: int, who: str, why: str) -> i
     session.add(a)
     session.flush()
     return a.id
+
+
+def mute(session: Session, technique: str, impl: Optional[str], case_id: Optional[str], metric: Optional[str],
+         hardware_key: Optional[str], who: str, why: str, until: datetime) -> int:
+    """Mute a series pattern (None fields match anything) until `until`: the gate and the detector list
+    it without failing; the new mute's id."""
+    m = Mute(technique=technique, impl=impl, case_id=case_id, metric=metric, hardware_key=hardware_key, who=who,
+             why=why, until=until, created_at=datetime.now(timezone.utc))
+    session.add(m)
+    session.flush()
+    return m.id

@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import ROOT
 
 APP = str(ROOT / "dashboard" / "app.py")
-PAGES = ["health", "trends", "compare", "numerics", "retrieval", "claims", "cost_model"]
+PAGES = ["health", "alerts", "trends", "compare", "numerics", "retrieval", "claims", "cost_model"]
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
 
@@ -145,6 +145,7 @@ def run_page(url: str, page: str, monkeypatch, query: dict | None = None):
     if page != "health":  # the app's page list is known after a run; the default page must start fresh
         at.run()  # (its widgets read the URL on their first run only)
     at.switch_page(f"views/{page}.py")
+    at.query_params.clear()  # what the first page wrote: a link to this page carries only its own
     for k, v in (query or {}).items():
         at.query_params[k] = v
     at.run()
@@ -323,7 +324,8 @@ def test_every_page_on_postgresql(page, pg_url, smoke_file, monkeypatch):
     ingest(pg_url, [("smoke", smoke), ("smoke-slower", slower_copy(smoke)), ("probes", probe_doc(smoke))])
     at = run_page(pg_url, page, monkeypatch, {"tier": "smoke"} if page == "health" else None)
     assert not at.error, [e.value for e in at.error]
-    want = {"health": 1, "trends": 1, "compare": 1, "numerics": 4, "retrieval": 4, "claims": 1, "cost_model": 2}
+    want = {"health": 1, "alerts": 0, "trends": 1, "compare": 1, "numerics": 4, "retrieval": 4, "claims": 1,
+            "cost_model": 2}
     assert charts(at) == want[page]
     if page == "health":
         assert int(next(m for m in at.metric if m.label == "host-timer changes").value) > 0
