@@ -29,6 +29,26 @@ def windows(runs: pd.DataFrame, tier: str) -> list[tuple[str, str, list[str], li
     return sorted(out, key=lambda t: t[0])
 
 
+def judged_runs(runs: pd.DataFrame, tier: str, series: pd.DataFrame) -> pd.DataFrame:
+    """Per hardware: its latest run of the tier (date, commit, run id), the runs of its window, and the
+    runs the shown `series` (health()'s rows) were judged against: how many, oldest and newest date."""
+    cols = ["hardware", "latest run", "commit", "run", "runs in window", "window from", "baseline runs",
+            "baselines from", "baselines to"]
+    by_id = runs.set_index("run_id")
+    rows = []
+    for hardware, key, inside, _ in windows(runs, tier):
+        newest = by_id.loc[inside[0]]
+        commit = newest["git_commit"] if isinstance(newest["git_commit"], str) and newest["git_commit"] else ""
+        mine = series[(series["hardware_key"] == key) & series["baseline_run_id"].notna()] if not series.empty \
+            else series
+        based = pd.to_datetime(mine["baseline_started_at"]) if len(mine) else pd.Series(dtype="datetime64[ns]")
+        rows.append([hardware, pd.Timestamp(newest["started_at"]), commit[:7] or "no commit", inside[0][:12],
+                     len(inside), pd.Timestamp(by_id.loc[inside[-1], "started_at"]),
+                     int(mine["baseline_run_id"].nunique()) if len(mine) else 0,
+                     based.min() if len(mine) else None, based.max() if len(mine) else None])
+    return pd.DataFrame(rows, columns=cols)
+
+
 def pairs(index: pd.DataFrame, window_runs: list[str], order: list[str]) -> tuple[list[int], list[int]]:
     """(candidate result ids, baseline result ids) from a result_index frame, `order` listing its run
     ids newest first: per series its newest result if that lies in the window, and the one before it."""

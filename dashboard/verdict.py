@@ -12,7 +12,7 @@ ORDER = list(STATUSES)
 # What a page counts: the statuses, with a host-timer change that does not gate in a column of its own.
 LABELS = ORDER[:4] + [f"{s} (host timer, not gated)" for s in ("regressed", "improved")] + ORDER[4:]
 KEY = ["technique", "impl", "case_id", "metric", "protocol"]
-WHEN = ["run_id", "started_at", "git_commit"]
+WHEN = ["run_id", "started_at", "git_commit", "impl_hash"]  # each side's run, and the kernel version it ran
 COLUMNS = KEY + ["unit", "direction", "status", "label", "gated", "new_failure", "baseline", "candidate",
                  "rel_change", "p_value", "n_baseline", "n_candidate", "k_baseline", "k_candidate", "benchmark_id",
                  "reason"] + WHEN + ["baseline_" + c for c in WHEN]

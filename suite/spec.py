@@ -28,6 +28,7 @@ class Metric:
 LATENCY = Metric("latency_ms", "ms", "lower")
 TFLOPS = Metric("tflops", "TFLOP/s", "higher")
 REL_ERR = Metric("rel_err", "1", "lower")
+GBPS = Metric("gbps", "GB/s", "higher")  # a rate: needs Technique.work["gbps"] (bytes per call * 1e-9)
 
 
 @dataclass(frozen=True)

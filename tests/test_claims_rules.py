@@ -172,9 +172,17 @@ def test_every_measured_claim_in_the_ledger_follows_the_hardware_rule():
 def test_bands_are_two_sided_where_the_page_states_a_value():
     one_sided_ok = {"bf16x9_fp32_comparable", "exp2_hybrid_mufu_fma_throughput", "fa4_conditional_rescale",
                     "prefill_chat_caps_under_2x", "rope_bf16_angle_at_100k", "bf16x6_as_x9_in_range",
-                    "w4a16_fused_beats_unfused", "nvfp4_lower_error_than_mxfp4", "per_tensor_useless_4bit",
-                    "sparse_moderate_unstructured_slower", "sparse_block_buys_it_back",
-                    "monarch_vs_csr_same_density", "monarch_not_free_from_dense"}  # wordings without a value: 'comparable', 'beats', 'under 2x', ...
+                    "w4a16_fused_beats_unfused", "nvfp4_lower_error_than_mxfp4", "per_tensor_useless_4bit"}  # wordings without a value: 'comparable', 'beats', 'under 2x', ...
+    # Norms, activations, RoPE: 'wins', 'well under', 'much cheaper', 'costs nothing', 'garbage', 'a full round trip',
+    # 'nearly all', and issue 17's 85% target (a floor, not a page value)
+    one_sided_ok |= {"fused_norm_85pct_copy_bandwidth", "fused_norm_beats_unfused", "rmsnorm_saves_a_pass",
+                     "gelu_tanh_under_quantization_noise", "gelu_tanh_much_cheaper", "fused_activation_epilogue",
+                     "gate_up_merged_one_gemm", "rope_wrong_layout_gross", "rope_bf16_angles_measured",
+                     "rope_fp32_angles_enough_at_100k", "rope_neox_vectorises", "rope_standalone_memory_bound",
+                     "rope_fused_qkv_removes_cost", "swiglu_fused_one_pass"}
+    # Sparse GEMM, Monarch: 'reliably slower', 'buys it back', 'fast where ... is not', 'not for free'
+    one_sided_ok |= {"sparse_moderate_unstructured_slower", "sparse_block_buys_it_back",
+                     "monarch_vs_csr_same_density", "monarch_not_free_from_dense"}
     for c in all_claims():
         if c.band is not None and c.id not in one_sided_ok:
             assert c.band.lo is not None and c.band.hi is not None, c.id

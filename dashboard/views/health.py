@@ -4,7 +4,7 @@ import streamlit as st
 
 from dashboard import data, plots, url_state
 from dashboard.health import counts as count_labels
-from dashboard.health import health
+from dashboard.health import health, judged_runs
 from db.verdict import COMPARED, FAILING
 
 st.header("Health")
@@ -29,6 +29,10 @@ st.caption("Each hardware's latest run of the tier (with its other runs of the 2
            "errors against their stored tolerance, quality fractions as k of n by Fisher's exact test and a "
            "change >= 0.05, needle grids pooled per selector and context.")
 st.plotly_chart(plots.inert(plots.status_bars(counts)), key="health_bars")
+st.caption("Judged: each hardware's latest run and the runs its series were compared with.")
+st.dataframe(judged_runs(runs, tier, series), hide_index=True, key="health_runs", column_config={
+    c: st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm")
+    for c in ("latest run", "window from", "baselines from", "baselines to")})
 
 gated = series["gated"].fillna(True).astype(bool) if not series.empty else pd.Series(dtype=bool)
 status = series["status"] if not series.empty else pd.Series(dtype=str)
@@ -49,11 +53,23 @@ st.markdown(f"**{int((status == 'expected failure').sum())}** expected failures 
 
 
 def _when(r, prefix: str = "") -> str:
+    """'2026-11-30 06:36 · ed9c4f3 · run 90ea2166deab' for the candidate (or, with prefix 'baseline_', the baseline)."""
     if not isinstance(r.get(prefix + "run_id"), str):
         return "—"
     commit = r.get(prefix + "git_commit")
     return (f"{pd.Timestamp(r[prefix + 'started_at']):%Y-%m-%d %H:%M} · "
-            f"{commit[:7] if isinstance(commit, str) and commit else 'no commit'}")
+            f"{commit[:7] if isinstance(commit, str) and commit else 'no commit'} · run {r[prefix + 'run_id'][:12]}")
+
+
+def short(h) -> str:
+    return h[:7] if isinstance(h, str) and h else "?"
+
+
+def version(r) -> str:
+    """The implementation with its kernel version (impl_hash), and the baseline's where it differs."""
+    cand, base = short(r.get("impl_hash")), short(r.get("baseline_impl_hash"))
+    moved = f" (kernel changed: {base} → {cand})" if isinstance(r.get("baseline_run_id"), str) and base != cand else ""
+    return f"{r['impl']} @{cand}{moved}"
 
 
 st.subheader("Worst first")
@@ -66,13 +82,16 @@ elif regressed.empty and failing.empty:
 for r in worst.head(20).to_dict("records"):
     change = "" if r["rel_change"] != r["rel_change"] else f" {r['rel_change']:+.1%}"
     known = " (also before)" if r["status"] in FAILING and not r["new_failure"] else ""
-    label = (f"{r['label']}{known}{change} · {r['hardware']} · {r['technique']} / {r['impl']} / "
+    label = (f"{r['label']}{known}{change} · {r['hardware']} · {r['technique']} / {version(r)} / "
              f"{r['case_id']} · {r['metric']} · run {_when(r)} against {_when(r, 'baseline_')}")
     st.page_link("views/trends.py", label=label,
                  query_params={"technique": r["technique"], "impl": r["impl"], "case": r["case_id"],
                                "metric": r["metric"], "hw": r["hardware_key"]})
 with st.expander(f"all {len(series)} series"):
-    st.dataframe(series[["hardware", "label", "technique", "impl", "case_id", "metric", "baseline",
-                         "candidate", "rel_change", "p_value", "n_baseline", "n_candidate", "started_at",
-                         "git_commit", "baseline_started_at", "baseline_git_commit", "reason"]],
+    table = series.assign(kernel=series["impl_hash"].map(short), baseline_kernel=series["baseline_impl_hash"].map(short),
+                          run=series["run_id"].str[:12], baseline_run=series["baseline_run_id"].str[:12])
+    st.dataframe(table[["hardware", "label", "technique", "impl", "kernel", "case_id", "metric", "baseline",
+                        "candidate", "rel_change", "p_value", "n_baseline", "n_candidate", "started_at",
+                        "git_commit", "run", "baseline_started_at", "baseline_git_commit", "baseline_run",
+                        "baseline_kernel", "reason"]],
                  hide_index=True)

@@ -9,8 +9,8 @@ from suite.claims.spec import Claim
 _SUITE = Path(__file__).resolve().parent.parent
 # The page's sections in page order: the ledger lists claims in this order (stable within one).
 PAGE_ORDER = ("Diagram", "Design — sparse attention", "Morton", "Approximate exponential", "BF16x9",
-              "megakernels", "Kernel synthesis", "Native FP4", "Thread block clusters", "RoPE",
-              "Feed-forward", "Quantization granularity", "Example", "Interview")
+              "megakernels", "Kernel synthesis", "Prefill", "Native FP4", "Fused epilogues",
+              "Thread block clusters", "Normalization", "RoPE", "Component", "Feed-forward", "Quantization granularity", "Example", "Interview")
 
 
 def page_position(section: str) -> int:

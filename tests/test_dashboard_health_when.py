@@ -1,0 +1,47 @@
+"""Health says when and against what: per hardware the latest run (date, commit, run id) and the runs
+its series were judged against; per series both runs and the kernel version (impl_hash) of each side.
+On the two committed CPU smoke runs (AppTest) and on SQLite and PostgreSQL (the logic)."""
+from __future__ import annotations
+
+import pandas as pd
+
+from tests.conftest import ROOT
+from tests.test_dashboard_url_state import FILES, cpu_url, open_link  # noqa: F401  (the module fixture)
+
+
+def docs():
+    from db.validate import load_and_validate
+
+    return [load_and_validate(str(ROOT / f)) for f in FILES[:2]]
+
+
+def test_health_page_names_runs_commits_and_kernels(cpu_url, monkeypatch):  # noqa: F811
+    first, second = (d["run"] for d in docs())
+    at = open_link(cpu_url, "health", monkeypatch, {"tier": "smoke"})
+    judged = at.dataframe[0].value
+    row = judged[judged["hardware"].str.startswith("CPU")].iloc[0]
+    assert row["run"] == second["id"][:12] and row["commit"] == second["git"]["commit"][:7]
+    assert row["runs in window"] == 2 and row["baseline runs"] == 1
+    assert pd.Timestamp(row["baselines from"]) == pd.Timestamp(first["started_at"]).tz_localize(None)
+    series = at.dataframe[1].value
+    assert set(series["run"]) == {second["id"][:12]} and set(series["baseline_run"].dropna()) == {first["id"][:12]}
+    hashes = {(r["technique"], r["impl"]): r["impl_hash"][:7] for r in docs()[1]["results"] if r.get("impl_hash")}
+    assert len(set(series["kernel"])) > 5
+    assert all(k == hashes[(t, i)] for t, i, k in zip(series["technique"], series["impl"], series["kernel"]))
+    labels = [link.proto.label for link in at.get("page_link")]
+    assert labels
+    for label in labels:  # each listed change: the kernel version, both runs with date, commit and id
+        assert " @" in label and f"run {second['id'][:12]}" in label and f"run {first['id'][:12]}" in label, label
+
+
+def test_judged_runs_on_both_databases(db_url):
+    from dashboard.health import health, judged_runs
+    from db.queries import runs
+    from tests.test_dashboard_pages import ingest
+
+    ingest(db_url, [(f, d) for f, d in zip(FILES, docs())])
+    r = runs(db_url)
+    _, series = health(db_url, r, "smoke")
+    judged = judged_runs(r, "smoke", series)
+    assert len(judged) == 1 and judged["baseline runs"].iloc[0] == 1
+    assert (series["baseline_impl_hash"].dropna() == series.loc[series["baseline_impl_hash"].notna(), "impl_hash"]).all()
