@@ -57,7 +57,7 @@ def test_split_kv_attention_merges_splits_and_skips_chunks_past_pos(S, pos):
     q = torch.randn(hq * D, generator=g)
     kc = torch.randn(hkv, S, D, generator=g).to(torch.bfloat16)
     vc = torch.randn(hkv, S, D, generator=g).to(torch.bfloat16)
-    attn = DecodeAttention(hq, hkv, S, D, "cpu", block_s=16, target_programs=16)
+    attn = DecodeAttention(hq, hkv, S, D, "cpu", block_s=16)
     assert attn.nsplit > 1
     want = _attention(q, kc, vc, pos, hq)
     for _ in range(2):  # the merge counters are back at zero for the next call

@@ -126,3 +126,25 @@ def test_qkv_gemm_with_rope_epilogue_matches_fp64(d):
     v = out.view(20, -1, d)[:, 3:]  # V passes unrotated: the plain product's columns
     plain = (i["x"].double() @ i["w_qkv"].double()).view(20, -1, d)[:, 3:]
     assert rel_err(v, plain) < BF16_REL
+
+
+def test_prefill_modes_are_bit_identical_on_the_cpu_and_flops_add_up():
+    from suite.techniques.prefill_skips import model
+    from suite.techniques.prefill_skips.reference import flops, make_inputs
+
+    p = {"layers": 3, "hidden": 64, "heads": 4, "kv_heads": 2, "head_dim": 16, "inter": 96, "vocab": 128,
+         "tokens": 19}
+    i = make_inputs(p, 5, "cpu")
+    outs = {}
+    for mode in model.MODES:
+        outs[mode] = torch.empty(128)
+        model.run(outs[mode], mode=mode, **i)
+    for mode in model.MODES[1:]:
+        assert torch.equal(outs[mode], outs["full"]), mode
+    assert flops(p) - flops(p, "skip_last_ffn") == (19 - 1) * 6 * 64 * 96
+    assert flops(p, "skip_last_layer") < flops(p, "skip_last_ffn") < flops(p)
+    # a mode that drops something the last position needs is caught: its logits change
+    i2 = dict(i, ids=i["ids"][1:])
+    short = torch.empty(128)
+    model.run(short, **dict(i2, cos=i["cos"][:-1], sin=i["sin"][:-1]))
+    assert not torch.equal(short, outs["full"])

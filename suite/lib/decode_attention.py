@@ -65,13 +65,15 @@ def decode_attn_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_pt
         tl.atomic_xchg(count_ptr + hk, 0)
 
 
-def split_plan(S: int, hkv: int, block_s: int = 32, target_programs: int = 264) -> tuple[int, int]:
-    """(chunk, nsplit): chunks of whole BLOCK_S tiles, about target_programs programs in all, nsplit a
-    power of two (a tl.arange bound). Under the interpreter, one program per KV head if it can."""
+def split_plan(S: int, block_s: int = 32, max_split: int = 64) -> tuple[int, int]:
+    """(chunk, nsplit): nsplit a power of two (a tl.arange bound) up to max_split, each chunk at least
+    two BLOCK_S tiles. Few tiles per program: the online softmax makes each tile wait on the last, so
+    a long chunk is latency-bound (on the H200, 16 splits of 512 slots at S = 8192 took ~7x the time
+    their bytes need). Under the interpreter at most 2 splits (each program costs host time)."""
     if interpreting():
-        target_programs = min(target_programs, hkv * 2)
+        max_split = min(max_split, 2)
     nsplit = 1
-    while nsplit * 2 * hkv <= target_programs and (nsplit * 2) * block_s <= S:
+    while nsplit * 2 <= max_split and nsplit * 2 * block_s * 2 <= S:
         nsplit *= 2
     chunk = triton.cdiv(triton.cdiv(S, nsplit), block_s) * block_s
     return chunk, nsplit
@@ -81,9 +83,9 @@ class DecodeAttention:
     """Scratch for one shape: partials, merge counters; call(out, q, kc, vc, pos)."""
 
     def __init__(self, hq: int, hkv: int, S: int, D: int, device, block_s: int = 32, pdl: bool = False,
-                 num_warps: int = 4, target_programs: int = 264):
+                 num_warps: int = 4, max_split: int = 64):
         self.g, self.d, self.S, self.hkv, self.block_s = hq // hkv, D, S, hkv, block_s
-        self.chunk, self.nsplit = split_plan(S, hkv, block_s, target_programs)
+        self.chunk, self.nsplit = split_plan(S, block_s, max_split)
         self.part_o = torch.empty(hkv * self.nsplit * self.g * D, device=device, dtype=torch.float32)
         self.part_ml = torch.empty(hkv * self.nsplit * self.g * 2, device=device, dtype=torch.float32)
         self.count = torch.zeros(hkv, device=device, dtype=torch.int32)

@@ -140,7 +140,7 @@ def launch_opts(pdl: bool) -> dict:
     return {"launch_pdl": True} if pdl and not interpreting() else {}
 
 
-def gemv(out, w, x, gain=None, res=None, eps: float = 1e-5, block_k: int = 512, pdl: bool = False,
+def gemv(out, w, x, gain=None, res=None, eps: float = 1e-5, block_k: int = 1024, pdl: bool = False,
          num_warps: int = 4, target_programs: int = 264) -> None:
     """out (N,) fp32 = [rmsnorm(x) * gain] W^T (+ res); w (N,K) bf16, x (K,) fp32, gain (K,) bf16."""
     n, k = w.shape
@@ -153,7 +153,7 @@ def gemv(out, w, x, gain=None, res=None, eps: float = 1e-5, block_k: int = 512, 
 
 
 def gemv_pair(out, w, x, gain, mode: int, kc=None, vc=None, pos=None, heads=(0, 0), head_dim=2,
-              eps: float = 1e-5, theta: float = 500000.0, block_k: int = 512, pdl: bool = False,
+              eps: float = 1e-5, theta: float = 500000.0, block_k: int = 1024, pdl: bool = False,
               num_warps: int = 4, target_programs: int = 264) -> None:
     """SWIGLU: out (N/2,) fp32 from w (N, K) = [gate; up]. QKV_ROPE: out (Hq*D,) fp32 q, K/V written to
     kc, vc (Hkv, S, D) bf16 at pos (1,) int64; w ((Hq+2Hkv)*D, K). x (K,) fp32, gain (K,) bf16."""

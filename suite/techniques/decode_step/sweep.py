@@ -11,9 +11,8 @@ import time
 
 CONFIGS = (
     {"pdl": False}, {"pdl": True},
-    {"pdl": True, "block_k": 256}, {"pdl": True, "block_k": 1024},
-    {"pdl": True, "target_programs": 132}, {"pdl": True, "target_programs": 528},
-    {"pdl": True, "num_warps": 8}, {"pdl": True, "num_warps": 2},
+    {"block_k": 512}, {"target_programs": 132}, {"target_programs": 528}, {"num_warps": 8},
+    {"pdl": True, "target_programs": 528}, {"block_s": 64},
 )
 
 

@@ -28,7 +28,7 @@ class _Scratch:
 
 
 def run(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos,
-        pdl: bool = False, block_k: int = 512, block_s: int = 32, target_programs: int = 264,
+        pdl: bool = False, block_k: int = 1024, block_s: int = 32, target_programs: int = 264,
         num_warps: int = 4) -> None:
     """out (V,) fp32 <- logits of one decode step (weights bf16 as reference.make_inputs makes them);
     writes the new K/V into k_cache, v_cache (L, Hkv, S, D) bf16 at slot pos."""
