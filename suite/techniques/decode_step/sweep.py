@@ -2,6 +2,10 @@
 kernel, warps) replayed as a CUDA graph with the L2 flushed before every replay, checked against the
 bf16 eager step first; ms per token and share of the copy bandwidth measured in the same process.
 
+Then where the time goes, for the default configuration with and without PDL: each kind of launch
+(qkv, attention, o_proj, gate_up, down, head) replayed alone, all of its launches and one of them, with
+the bytes it streams.
+
 python -m suite.techniques.decode_step.sweep --kv 1024 --out sweep.json [--budget-s 60]"""
 from __future__ import annotations
 
@@ -43,6 +47,34 @@ def time_graph(fn, reps: int = 40) -> list[float]:
     return out
 
 
+def kind_bytes(kind: str, inp: dict) -> float:
+    """Bytes the launches of one kind stream (weights, or the K/V caches for attention)."""
+    b = {"qkv": inp["wqkv"], "o_proj": inp["wo"], "gate_up": inp["wgu"], "down": inp["wd"], "head": inp["emb"],
+         "attention": None, "embed": None}[kind]
+    if kind == "attention":
+        return 2.0 * inp["k_cache"].numel() * inp["k_cache"].element_size()
+    return 0.0 if b is None else float(b.numel() * b.element_size())
+
+
+def breakdown(out, inputs: dict, cfg: dict, ceiling: float) -> list[dict]:
+    """Each launch kind of the fused step replayed alone: all its launches, then its first only."""
+    from suite.techniques.decode_step.triton_step import steps
+
+    calls = steps(out, **inputs, **cfg)
+    rows = []
+    for kind in dict.fromkeys(k for k, _ in calls):
+        mine = [c for k, c in calls if k == kind]
+        for n in (len(mine), 1):
+            ms = sorted(time_graph(lambda: [c() for c in mine[:n]], reps=30))
+            med = ms[len(ms) // 2]
+            gb = kind_bytes(kind, inputs) * n / len(mine) / 1e9
+            rows.append({"config": cfg, "kind": kind, "launches": n, "median_ms": med,
+                         "gbps": gb / med * 1e3 if gb else None,
+                         "ceiling_share": gb / med * 1e3 / ceiling if gb else None})
+            print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
 def main() -> None:
     import torch
 
@@ -80,7 +112,15 @@ def main() -> None:
         except Exception as exc:  # a configuration that fails to compile or launch is a result too
             rows.append({"config": cfg, "error": f"{type(exc).__name__}: {exc}"[:500]})
         print(json.dumps(rows[-1]), flush=True)
-    doc = {"kv": args.kv, "copy_gbps": ceiling, "bytes_per_token": gb * 1e9, "device": torch.cuda.get_device_name(),
+    parts = []
+    for cfg in ({"pdl": False}, {"pdl": True}):
+        if time.perf_counter() - t0 > args.budget_s:
+            break
+        try:
+            parts += breakdown(empty_output(params, "cuda"), inputs, cfg, ceiling)
+        except Exception as exc:
+            parts.append({"config": cfg, "error": f"{type(exc).__name__}: {exc}"[:500]})
+    doc = {"kv": args.kv, "breakdown": parts, "copy_gbps": ceiling, "bytes_per_token": gb * 1e9, "device": torch.cuda.get_device_name(),
            "torch": torch.__version__, "rows": rows, "wall_s": round(time.perf_counter() - t0, 1)}
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=1)

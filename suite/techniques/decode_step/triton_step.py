@@ -7,6 +7,9 @@ with programmatic dependent launch, so it starts (and loads its first weights) w
 one drains."""
 from __future__ import annotations
 
+from functools import partial
+from typing import Callable
+
 import torch
 
 from suite.lib.decode_attention import DecodeAttention
@@ -27,11 +30,11 @@ class _Scratch:
         self.attn = DecodeAttention(hq, hkv, S, D, device, block_s=block_s, pdl=pdl)
 
 
-def run(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos,
-        pdl: bool = False, block_k: int = 1024, block_s: int = 32, target_programs: int = 264,
-        num_warps: int = 4) -> None:
-    """out (V,) fp32 <- logits of one decode step (weights bf16 as reference.make_inputs makes them);
-    writes the new K/V into k_cache, v_cache (L, Hkv, S, D) bf16 at slot pos."""
+def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos,
+          pdl: bool = False, block_k: int = 1024, block_s: int = 32, target_programs: int = 264,
+          num_warps: int = 4) -> list[tuple[str, Callable[[], None]]]:
+    """The step's launches in order as (kind, call): embed, then per layer qkv, attention, o_proj,
+    gate_up, down, then head (run() calls them all; sweep.py also times each kind alone)."""
     L, H = wqkv.shape[0], emb.shape[1]
     hkv, S, D = k_cache.shape[1:]
     hq, inter = wo.shape[-1] // D, wgu.shape[1] // 2
@@ -41,12 +44,21 @@ def run(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos
         sc = _SCRATCH[key] = _Scratch(L, H, hq, hkv, S, D, inter, emb.device, pdl, block_s)
     hs = sc.hs
     opts = {"block_k": block_k, "pdl": pdl, "target_programs": target_programs, "num_warps": num_warps}
-    hs[0].copy_(emb.index_select(0, token)[0])
+    out_steps = [("embed", lambda: hs[0].copy_(emb.index_select(0, token)[0]))]
     for l in range(L):
-        gemv_pair(sc.q, wqkv[l], hs[2 * l], ln1[l], MODE_QKV_ROPE, kc=k_cache[l], vc=v_cache[l], pos=pos,
-                  heads=(hq, hkv), head_dim=D, eps=EPS, theta=THETA, **opts)
-        sc.attn(sc.att, sc.q, k_cache[l], v_cache[l], pos)
-        gemv(hs[2 * l + 1], wo[l], sc.att, res=hs[2 * l], **opts)
-        gemv_pair(sc.act, wgu[l], hs[2 * l + 1], ln2[l], MODE_SWIGLU, eps=EPS, **opts)
-        gemv(hs[2 * l + 2], wd[l], sc.act, res=hs[2 * l + 1], **opts)
-    gemv(out, emb, hs[2 * L], gain=lnf, eps=EPS, **opts)
+        out_steps += [
+            ("qkv", partial(gemv_pair, sc.q, wqkv[l], hs[2 * l], ln1[l], MODE_QKV_ROPE, kc=k_cache[l],
+                            vc=v_cache[l], pos=pos, heads=(hq, hkv), head_dim=D, eps=EPS, theta=THETA, **opts)),
+            ("attention", partial(sc.attn, sc.att, sc.q, k_cache[l], v_cache[l], pos)),
+            ("o_proj", partial(gemv, hs[2 * l + 1], wo[l], sc.att, res=hs[2 * l], **opts)),
+            ("gate_up", partial(gemv_pair, sc.act, wgu[l], hs[2 * l + 1], ln2[l], MODE_SWIGLU, eps=EPS, **opts)),
+            ("down", partial(gemv, hs[2 * l + 2], wd[l], sc.act, res=hs[2 * l + 1], **opts)),
+        ]
+    return out_steps + [("head", partial(gemv, out, emb, hs[2 * L], gain=lnf, eps=EPS, **opts))]
+
+
+def run(out, **inputs_and_args) -> None:
+    """out (V,) fp32 <- logits of one decode step (weights bf16 as reference.make_inputs makes them);
+    writes the new K/V into k_cache, v_cache (L, Hkv, S, D) bf16 at slot pos. Args: see steps()."""
+    for _, call in steps(out, **inputs_and_args):
+        call()
