@@ -13,6 +13,32 @@ import triton.language as tl
 
 from suite.lib.decode_gemv import _launch_next, _wait
 from suite.lib.interp import interpreting
+from suite.lib.triton_round import round_bf16
+
+
+@triton.jit
+def _store_and_merge(acc, m, lsum, g, d, rmask, hk, sp, part_o, part_ml, count_ptr, out_ptr,
+                     G: tl.constexpr, D: tl.constexpr, NSPLIT: tl.constexpr):
+    """Store this split's partial (rows g < G of acc, m, lsum); the KV head's last split merges all."""
+    slot = hk * NSPLIT + sp
+    tl.store(part_o + (slot * G + g)[:, None] * D + d[None, :], acc, mask=rmask[:, None])
+    tl.store(part_ml + (slot * G + g) * 2, m, mask=rmask)
+    tl.store(part_ml + (slot * G + g) * 2 + 1, lsum, mask=rmask)
+    # acq_rel: the partials above are visible to whichever program sees the last count
+    done = tl.atomic_add(count_ptr + hk, 1, sem="acq_rel")
+    if done == NSPLIT - 1:
+        gg = tl.arange(0, G)
+        sp_all = tl.arange(0, NSPLIT)
+        rows = (hk * NSPLIT + sp_all)[:, None] * G + gg[None, :]  # (NSPLIT, G)
+        ms = tl.load(part_ml + rows * 2)
+        ls = tl.load(part_ml + rows * 2 + 1)
+        mx = tl.max(ms, 0)  # (G,); split 0 always holds slot 0 <= pos, so finite
+        wgt = tl.math.exp2(ms - mx[None, :])
+        den = tl.sum(wgt * ls, 0)
+        po = tl.load(part_o + rows[:, :, None] * D + d[None, None, :])  # (NSPLIT, G, D)
+        o = tl.sum(wgt[:, :, None] * po, 0) / den[:, None]
+        tl.store(out_ptr + (hk * G + gg)[:, None] * D + d[None, :], o)
+        tl.atomic_xchg(count_ptr + hk, 0)
 
 
 @triton.jit
@@ -45,47 +71,78 @@ def decode_attn_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_pt
         lsum = lsum * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * v[None, :, :], 1)
         m = m_new
-    slot = hk * NSPLIT + sp
-    tl.store(part_o + (slot * G + g)[:, None] * D + d[None, :], acc)
-    tl.store(part_ml + (slot * G + g) * 2, m)
-    tl.store(part_ml + (slot * G + g) * 2 + 1, lsum)
-    # acq_rel: the partials above are visible to whichever program sees the last count
-    done = tl.atomic_add(count_ptr + hk, 1, sem="acq_rel")
-    if done == NSPLIT - 1:
-        sp_all = tl.arange(0, NSPLIT)
-        rows = (hk * NSPLIT + sp_all)[:, None] * G + g[None, :]  # (NSPLIT, G)
-        ms = tl.load(part_ml + rows * 2)
-        ls = tl.load(part_ml + rows * 2 + 1)
-        mx = tl.max(ms, 0)  # (G,); split 0 always holds slot 0 <= pos, so finite
-        wgt = tl.math.exp2(ms - mx[None, :])
-        den = tl.sum(wgt * ls, 0)
-        os = tl.load(part_o + rows[:, :, None] * D + d[None, None, :])  # (NSPLIT, G, D)
-        o = tl.sum(wgt[:, :, None] * os, 0) / den[:, None]
-        tl.store(out_ptr + (hk * G + g)[:, None] * D + d[None, :], o)
-        tl.atomic_xchg(count_ptr + hk, 0)
+    _store_and_merge(acc, m, lsum, g, d, g < G, hk, sp, part_o, part_ml, count_ptr, out_ptr, G, D, NSPLIT)
 
 
-def split_plan(S: int, block_s: int = 32, max_split: int = 64) -> tuple[int, int]:
+@triton.jit
+def decode_attn_mma_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale,
+                           G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
+                           NSPLIT: tl.constexpr, PDL: tl.constexpr, UPCAST: tl.constexpr):
+    """The same split and merge with both products on tensor cores: the G query rows padded to 16
+    (an MMA tile's least M), q and p rounded to bf16 as flash attention does."""
+    hk = tl.program_id(0)
+    sp = tl.program_id(1)
+    g = tl.arange(0, 16)
+    d = tl.arange(0, D)
+    _wait(PDL)
+    _launch_next(PDL)
+    pos = tl.load(pos_ptr)
+    q = tl.load(q_ptr + (hk * G + g)[:, None] * D + d[None, :], mask=(g < G)[:, None], other=0.0) * qk_scale
+    if UPCAST:  # the interpreter's bf16 dot is wrong; bf16 products are exact in fp32
+        q = round_bf16(q)
+    else:
+        q = q.to(tl.bfloat16)
+    m = tl.full([16], float("-inf"), tl.float32)
+    lsum = tl.zeros([16], tl.float32)
+    acc = tl.zeros([16, D], tl.float32)
+    base = hk * S * D
+    for s0 in tl.range(sp * CHUNK, sp * CHUNK + CHUNK, BLOCK_S):
+        s = s0 + tl.arange(0, BLOCK_S)
+        valid = s <= pos
+        kt = tl.load(kc_ptr + base + s[None, :] * D + d[:, None], mask=valid[None, :], other=0.0)  # (D, BLOCK_S)
+        v = tl.load(vc_ptr + base + s[:, None] * D + d[None, :], mask=valid[:, None], other=0.0)  # (BLOCK_S, D)
+        if UPCAST:
+            sc = tl.dot(q, kt.to(tl.float32), input_precision="ieee")
+        else:
+            sc = tl.dot(q, kt)
+        sc = tl.where(valid[None, :], sc, float("-inf"))
+        m_new = tl.maximum(m, tl.max(sc, 1))
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+        alpha = tl.math.exp2(m - m_safe)
+        p = tl.math.exp2(sc - m_safe[:, None])
+        lsum = lsum * alpha + tl.sum(p, 1)
+        if UPCAST:
+            acc = acc * alpha[:, None] + tl.dot(round_bf16(p), v.to(tl.float32), input_precision="ieee")
+        else:
+            acc = acc * alpha[:, None] + tl.dot(p.to(tl.bfloat16), v)
+        m = m_new
+    _store_and_merge(acc, m, lsum, g, d, g < G, hk, sp, part_o, part_ml, count_ptr, out_ptr, G, D, NSPLIT)
+
+
+def split_plan(S: int, block_s: int = 32, max_split: int = 64, min_tiles: int = 2) -> tuple[int, int]:
     """(chunk, nsplit): nsplit a power of two (a tl.arange bound) up to max_split, each chunk at least
-    two BLOCK_S tiles. Few tiles per program: the online softmax makes each tile wait on the last, so
+    min_tiles BLOCK_S tiles. Few tiles per program: the online softmax makes each tile wait on the last, so
     a long chunk is latency-bound (on the H200, 16 splits of 512 slots at S = 8192 took ~7x the time
     their bytes need). Under the interpreter at most 2 splits (each program costs host time)."""
     if interpreting():
         max_split = min(max_split, 2)
     nsplit = 1
-    while nsplit * 2 <= max_split and nsplit * 2 * block_s * 2 <= S:
+    while nsplit * 2 <= max_split and nsplit * 2 * block_s * min_tiles <= S:
         nsplit *= 2
     chunk = triton.cdiv(triton.cdiv(S, nsplit), block_s) * block_s
     return chunk, nsplit
 
 
 class DecodeAttention:
-    """Scratch for one shape: partials, merge counters; call(out, q, kc, vc, pos)."""
+    """Scratch for one shape: partials, merge counters; call(out, q, kc, vc, pos). mma=True: the
+    tensor-core kernel (tiles of 64 slots, one tile per split at least), G = Hq/Hkv <= 16."""
 
-    def __init__(self, hq: int, hkv: int, S: int, D: int, device, block_s: int = 32, pdl: bool = False,
-                 num_warps: int = 4, max_split: int = 64):
-        self.g, self.d, self.S, self.hkv, self.block_s = hq // hkv, D, S, hkv, block_s
-        self.chunk, self.nsplit = split_plan(S, block_s, max_split)
+    def __init__(self, hq: int, hkv: int, S: int, D: int, device, block_s: int | None = None,
+                 pdl: bool = False, num_warps: int = 4, max_split: int = 64, mma: bool = False):
+        block_s = block_s or (64 if mma else 32)
+        self.g, self.d, self.S, self.hkv, self.block_s, self.mma = hq // hkv, D, S, hkv, block_s, mma
+        assert not mma or self.g <= 16, "mma pads the query group to 16 rows"
+        self.chunk, self.nsplit = split_plan(S, block_s, max_split, 1 if mma else 2)
         self.part_o = torch.empty(hkv * self.nsplit * self.g * D, device=device, dtype=torch.float32)
         self.part_ml = torch.empty(hkv * self.nsplit * self.g * 2, device=device, dtype=torch.float32)
         self.count = torch.zeros(hkv, device=device, dtype=torch.int32)
@@ -96,7 +153,9 @@ class DecodeAttention:
         """out (Hq*D,) fp32 <- softmax(q k^T / sqrt(D)) v over cache slots 0..pos; q (Hq*D,) fp32,
         kc, vc (Hkv, S, D) bf16, pos (1,) int64."""
         scale = math.log2(math.e) / math.sqrt(self.d)
-        decode_attn_kernel[(self.hkv, self.nsplit)](
+        kernel, extra = ((decode_attn_mma_kernel, {"UPCAST": interpreting()}) if self.mma
+                         else (decode_attn_kernel, {}))
+        kernel[(self.hkv, self.nsplit)](
             q, kc, vc, pos, self.part_o, self.part_ml, self.count, out, self.S, scale,
             G=self.g, D=self.d, CHUNK=self.chunk, BLOCK_S=self.block_s, NSPLIT=self.nsplit,
-            PDL=self.pdl, num_warps=self.num_warps, **({"launch_pdl": True} if self.pdl else {}))
+            PDL=self.pdl, num_warps=self.num_warps, **extra, **({"launch_pdl": True} if self.pdl else {}))

@@ -37,6 +37,10 @@ TECHNIQUE = Technique(
         Impl("triton_fused", f"{_PKG}.triton_step:run", graph=True, requires=("triton",),
              note="5 launches per layer: norm-prologue/RoPE-epilogue QKV GEMV, split-KV attention with "
                   "its merge, O GEMV + residual, norm + gate/up GEMV + SwiGLU, down GEMV + residual; graph"),
+        Impl("triton_fused_mma", f"{_PKG}.triton_step:run", args={"mma_attention": True}, graph=True,
+             requires=("triton",),
+             note="the same step with attention on tensor cores (the 4 query heads of a KV head padded to "
+                  "16 rows, q and p rounded to bf16)"),
         Impl("triton_fused_pdl", f"{_PKG}.triton_step:run", args={"pdl": True}, graph=True,
              requires=("cuda", "triton", "sm90"),
              note="the same kernels with programmatic dependent launch: each starts loading weights "

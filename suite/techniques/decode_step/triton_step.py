@@ -4,7 +4,8 @@ with the post-attention RMSNorm and SwiGLU fused; down GEMV + residual), then th
 fused into the LM-head GEMV. The residual stream stays fp32 between kernels; every buffer is written
 out of place, so a call is idempotent and replays as one CUDA graph. pdl=True launches each kernel
 with programmatic dependent launch, so it starts (and loads its first weights) while the previous
-one drains."""
+one drains. mma_attention=True takes the tensor-core attention kernel (query group padded to 16).
+Defaults from the H200 sweep at KV 1024 (docs/data/h200_decode_step_sweep_*.json)."""
 from __future__ import annotations
 
 from functools import partial
@@ -22,26 +23,26 @@ _SCRATCH: dict[tuple, "_Scratch"] = {}
 class _Scratch:
     """fp32 buffers of one shape: residual stream (2L+1, H), q, attention out, SwiGLU out."""
 
-    def __init__(self, L, H, hq, hkv, S, D, inter, device, pdl, block_s):
+    def __init__(self, L, H, hq, hkv, S, D, inter, device, pdl, block_s, mma):
         self.hs = torch.empty(2 * L + 1, H, device=device, dtype=torch.float32)
         self.q = torch.empty(hq * D, device=device, dtype=torch.float32)
         self.att = torch.empty(hq * D, device=device, dtype=torch.float32)
         self.act = torch.empty(inter, device=device, dtype=torch.float32)
-        self.attn = DecodeAttention(hq, hkv, S, D, device, block_s=block_s, pdl=pdl)
+        self.attn = DecodeAttention(hq, hkv, S, D, device, block_s=block_s, pdl=pdl, mma=mma)
 
 
 def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos,
-          pdl: bool = False, block_k: int = 1024, block_s: int = 32, target_programs: int = 264,
-          num_warps: int = 4) -> list[tuple[str, Callable[[], None]]]:
+          pdl: bool = False, block_k: int = 1024, block_s: int | None = None, target_programs: int = 528,
+          num_warps: int = 4, mma_attention: bool = False) -> list[tuple[str, Callable[[], None]]]:
     """The step's launches in order as (kind, call): embed, then per layer qkv, attention, o_proj,
     gate_up, down, then head (run() calls them all; sweep.py also times each kind alone)."""
     L, H = wqkv.shape[0], emb.shape[1]
     hkv, S, D = k_cache.shape[1:]
     hq, inter = wo.shape[-1] // D, wgu.shape[1] // 2
-    key = (L, H, hq, hkv, S, D, inter, str(emb.device), pdl, block_s)
+    key = (L, H, hq, hkv, S, D, inter, str(emb.device), pdl, block_s, mma_attention)
     sc = _SCRATCH.get(key)
     if sc is None:
-        sc = _SCRATCH[key] = _Scratch(L, H, hq, hkv, S, D, inter, emb.device, pdl, block_s)
+        sc = _SCRATCH[key] = _Scratch(L, H, hq, hkv, S, D, inter, emb.device, pdl, block_s, mma_attention)
     hs = sc.hs
     opts = {"block_k": block_k, "pdl": pdl, "target_programs": target_programs, "num_warps": num_warps}
     out_steps = [("embed", lambda: hs[0].copy_(emb.index_select(0, token)[0]))]
