@@ -1,4 +1,4 @@
-"""Shared Plotly figures: trends with spread and markers, status bars, heat maps with a claimed box."""
+"""Shared Plotly figures: a result's spread, status bars, heat maps with a claimed box (Trends: trend_chart)."""
 from __future__ import annotations
 
 import math
@@ -14,8 +14,10 @@ STATUS_COLORS = {"failed correctness": "#450a0a", "errored": "#7f1d1d", "regress
                  "improved": "#16a34a", "regressed (host timer, not gated)": "#fca5a5",
                  "improved (host timer, not gated)": "#86efac", "stable": "#94a3b8", "expected failure": "#93c5fd",
                  "insufficient data": "#e2e8f0", "missing baseline": "#cbd5e1"}
-
-
+# Okabe-Ito's colour-blind-safe eight, then Plotly's D3 eight: the first colours are far apart in hue
+# (Streamlit's own theme starts with two blues).
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442",
+           "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
 TRACE_TEXT = ("name", "text", "hovertext", "customdata", "x", "y")
 
 
@@ -64,55 +66,11 @@ def with_spread(points: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def trend_figure(points: pd.DataFrame, group: str, x: str = "started_at", unit: str = "",
-                 change_points: Optional[pd.DataFrame] = None, acks: Optional[pd.DataFrame] = None,
-                 log_y: bool = False) -> go.Figure:
-    """Median per run with a p10-p90 bar, one line per `group` value; x is "started_at" or "commit".
-
-    Change points are drawn as dashed red (regression) / green (improvement) lines, acknowledgements
-    as dotted blue lines, each at its run's time (or commit)."""
-    fig = go.Figure()
-    pts = points[points["status"] == "ok"]
-    for name, g in pts.groupby(group, sort=True):
-        g = g.sort_values("started_at")
-        fig.add_trace(go.Scatter(
-            x=g[x], y=g["median"], mode="lines+markers", name=str(name),
-            error_y=dict(type="data", symmetric=False, array=g["p90"] - g["median"],
-                         arrayminus=g["median"] - g["p10"], thickness=1),
-            customdata=np.stack([g["commit"], g["n"], g["run_id"]], axis=-1),
-            hovertemplate="%{y:.4g} " + unit + "<br>commit %{customdata[0]} · %{customdata[1]} samples"
-                          "<br>run %{customdata[2]}<extra>%{fullData.name}</extra>"))
-    bad = points[points["status"] != "ok"]
-    if not bad.empty:
-        fig.add_trace(go.Scatter(x=bad[x], y=[None] * len(bad), mode="markers", name="failed / error",
-                                 marker=dict(symbol="x", color="#7f1d1d")))
-    commit_of = dict(zip(points["run_id"], points["commit"]))
-    for frame, run_col, time_col, style in ((change_points, "run_id", "run_started_at", "dash"),
-                                            (acks, "from_run_id", "from_started_at", "dot")):
-        if frame is None or frame.empty:
-            continue
-        for r in frame.to_dict("records"):
-            pos = commit_of.get(r[run_col]) if x == "commit" else pd.Timestamp(r[time_col])
-            if pos is None:
-                continue
-            color = "#2563eb" if style == "dot" else ("#dc2626" if r.get("kind") == "regression" else "#16a34a")
-            text = (f"ack: {r.get('who', '')}" if style == "dot" else
-                    f"change {r.get('rel_change', 0) or 0:+.1%}")
-            if x != "commit":
-                pos = (pos.tz_convert("UTC").tz_localize(None) if pos.tzinfo else pos).isoformat(sep=" ")
-            # Shapes and annotations by hand: add_vline's annotation cannot sit on a category axis.
-            fig.add_shape(type="line", xref="x", yref="paper", x0=pos, x1=pos, y0=0, y1=1,
-                          line=dict(dash=style, color=color, width=2))
-            fig.add_annotation(x=pos, y=1, xref="x", yref="paper", text=text, showarrow=False,
-                               yanchor="bottom", font=dict(color=color))
-    fig.update_layout(yaxis_title=unit, xaxis_title="commit" if x == "commit" else "run time",
-                      legend_title=group, margin=dict(t=30, b=30), height=480)
-    if x == "commit":
-        fig.update_xaxes(type="category", categoryorder="array",
-                         categoryarray=list(dict.fromkeys(points.sort_values("started_at")["commit"])))
-    if log_y:
-        fig.update_yaxes(type="log")
-    return fig
+def log_axis(fig: go.Figure, values, axis: str = "x") -> go.Figure:
+    """A log axis ticked at the data's own values ('512', '4096'), not Plotly's minor digits ('2 3 4 5')."""
+    vals = sorted({float(v) for v in values if v is not None and not pd.isna(v) and float(v) > 0})
+    update = fig.update_xaxes if axis == "x" else fig.update_yaxes
+    return update(type="log", tickmode="array", tickvals=vals, ticktext=[f"{v:g}" for v in vals])
 
 
 def status_bars(counts: pd.DataFrame) -> go.Figure:

@@ -54,15 +54,17 @@ def mqar_figure(pts, metric: str, recall: bool) -> go.Figure:
     """One line per selector (dense included) of `metric` against context length."""
     xcol = next((c for c in ("p_ctx", "p_seq_len", "p_context", "p_n") if c in pts), None)
     fig = go.Figure()
-    for impl, g in pts.groupby("impl"):
+    for i, (impl, g) in enumerate(pts.groupby("impl")):
         g = g.groupby(xcol or "case_id", as_index=False)["value"].mean().sort_values(xcol or "case_id")
-        fig.add_trace(go.Scatter(x=g[xcol or "case_id"], y=g["value"], mode="lines+markers", name=impl))
+        color = plots.PALETTE[i % len(plots.PALETTE)]
+        fig.add_trace(go.Scatter(x=g[xcol or "case_id"], y=g["value"], mode="lines+markers", name=impl,
+                                 line=dict(color=color), marker=dict(color=color)))
     fig.update_layout(xaxis_title=(xcol or "case_id").removeprefix("p_"), yaxis_title=metric,
                       height=420, margin=dict(t=30, b=30))
     # Both from zero: a zoomed loss axis would dress a 1% difference up as a large one.
     fig.update_yaxes(range=[0, 1.05] if recall else [0, 1.1 * float(pts["value"].max())])
     if xcol:
-        fig.update_xaxes(type="log")
+        plots.log_axis(fig, pts[xcol])
     trained = [n for ls in pts.get("p_trained_lengths", []) if isinstance(ls, list) for n in ls]
     if trained and xcol:  # beyond the longest training length the model extrapolates
         # On a log axis Plotly takes shapes in data units but annotations in log10 units.

@@ -2,7 +2,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, plots, writes
+from dashboard import data, plots, trend_chart, writes
 from db.escape import md_text
 from db.noise import resolution
 
@@ -67,11 +67,10 @@ with c6:
 
 c7, c8, c9 = st.columns(3)
 with c7:
-    x = st.radio("x axis", ["started_at", "commit"], horizontal=True, key="trend_x",
-                 format_func={"started_at": "date", "commit": "commit"}.get)
+    x = st.radio("x axis", list(trend_chart.X_AXES), horizontal=True, key="trend_x",
+                 format_func=trend_chart.X_AXES.get)
 with c8:
-    groups = ["hardware · software", "hardware", "software", "impl", "impl version"]
-    group = pick("one line per", groups, "group", default=groups[3 if len(impls) > 1 else 0])
+    split = pick("one line per (and protocol)", list(trend_chart.SPLITS), "group")
 with c9:
     tiers = ["all"] + sorted(runs["tier"].unique())
     tier = st.selectbox("tier", tiers, key="trend_tier")
@@ -83,11 +82,15 @@ points = data.series_points(url, tuple(int(i) for i in sel["benchmark_id"]), met
 if points.empty:
     st.info("No results for this selection.")
     st.stop()
-points = plots.with_spread(points)
-# kernel version: the spec's number and the hash of the code the implementation imports
-points["impl version"] = (points["impl"] + " v" + points["impl_version"].astype(str)
-                          + points["impl_hash"].fillna("").map(lambda h: f" · {h[:7]}" if h else ""))
-points["hardware · software"] = points["hardware"] + " · " + points["software"]
+points = trend_chart.prepare(plots.with_spread(points), split)
+lines, n_lines = trend_chart.pick_lines(points)
+if n_lines > len(lines):
+    st.info(f"{n_lines} lines (implementation × hardware × protocol): showing the {len(lines)} with the newest "
+            "results. Choose implementations or hardware above to see the others.")
+protocols = sorted(points["protocol"].unique())
+if len(protocols) > 1:
+    st.caption(f"{len(protocols)} timing protocols ({md_text(', '.join(protocols))}) are drawn as separate lines: "
+               "a protocol change is a new series, not a speed-up.")
 cps = pd.concat([data.change_points(url, technique, i, case, metric) for i in sel["impl"]], ignore_index=True)
 acks = pd.concat([data.acknowledgements(url, technique, i, case, metric) for i in sel["impl"]],
                  ignore_index=True)
@@ -100,9 +103,9 @@ st.caption(f"{md_text(technique)} / {md_text(', '.join(sel['impl']))} / {md_text
            f"({md_text(unit)}, {direction} is better) · "
            f"marker: median of the run's samples, bar: 10th-90th percentile · {len(points)} results · "
            f"{len(cps)} change points · {len(acks)} acknowledgements")
-st.plotly_chart(plots.inert(plots.trend_figure(points, group, x=x, unit=unit, change_points=cps, acks=acks,
-                                               log_y=log_y)),
-                key="trend_chart")
+fig = trend_chart.trend_figure(points, x=x, metric=metric, unit=unit, lines=lines, change_points=cps, acks=acks,
+                               log_y=log_y)
+st.plotly_chart(plots.inert(fig), key="trend_chart")
 if metric == "latency_ms":
     res = noise_table(points)
     noisy = res[res["too noisy"]]
@@ -115,8 +118,8 @@ if metric == "latency_ms":
             "night CV": st.column_config.NumberColumn(format="percent"),
             "smallest step found": st.column_config.NumberColumn(format="percent")})
 with st.expander("results"):
-    st.dataframe(points[["started_at", "commit", "tier", "impl", "hardware", "software", "protocol", "status",
-                         "median", "p10", "p90", "n", "run_id"]], hide_index=True)
+    st.dataframe(points[["started_at", "commit", "tier", "impl", "kernel", "hardware", "software", "protocol",
+                         "status", "median", "p10", "p90", "n", "run_id"]], hide_index=True)
 if not cps.empty or not acks.empty:
     with st.expander("change points and acknowledgements"):
         st.dataframe(cps, hide_index=True)
