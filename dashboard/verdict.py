@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
-from db.verdict import FAILING, STATUSES, judge, prepare
+from db.verdict import FAILING, STATUSES, judge, metric_kind, prepare
+from db.verdict import rules as R
 from db.verdict.pairing import pair
 
 ORDER = list(STATUSES)
@@ -46,16 +48,47 @@ def _key(r: dict) -> tuple:
     return (r["technique"], r["impl"], r["case"], r["metric"], (r.get("stats") or {}).get("protocol") or "")
 
 
+def pool_runs(results: pd.DataFrame) -> pd.DataFrame:
+    """Several runs' results (of one commit on one machine: a nightly written as several files, or repeats)
+    as one row per series (KEY): a timing or rate series' samples pooled over its ok runs, every other
+    metric its newest row; a series that failed in any run keeps its newest failed row."""
+    if results.empty or not results.duplicated(KEY).any():
+        return results
+    groups: dict = {}
+    for rec in records(results.sort_values("started_at", kind="stable")):
+        groups.setdefault(tuple(rec[k] for k in KEY), []).append(rec)
+    rows = []
+    for g in groups.values():
+        bad = [r for r in g if r["status"] != "ok"]
+        last = dict((bad or g)[-1])
+        if len(g) > 1 and not bad and metric_kind(last["metric"], last["unit"] or "") in (R.TIMING, R.THROUGHPUT):
+            pooled = [x for r in g for x in (r["samples"] or [])]
+            if pooled:
+                last["samples"], last["value"] = pooled, float(np.median(pooled))
+        rows.append(last)
+    return pd.DataFrame(rows, columns=results.columns)
+
+
 def compare(baseline: pd.DataFrame, candidate: pd.DataFrame) -> pd.DataFrame:
-    """One row per series of the candidate run (POINT_COLUMNS frames in): COLUMNS, worst first."""
+    """One row per series of the candidate run (POINT_COLUMNS frames in): COLUMNS, worst first. A series
+    whose baseline exists only under another timing protocol is a missing baseline that says so."""
     if candidate.empty:
         return pd.DataFrame(columns=COLUMNS)
+    baseline, candidate = pool_runs(baseline), pool_runs(candidate)
     base = prepare([result_row(r) for r in records(baseline)]) if not baseline.empty else []
     cand = prepare([result_row(r) for r in records(candidate)])
-    paired, _ = pair(base, cand, _key, _key, lambda k: k[:4])
+    paired, bmap = pair(base, cand, _key, _key, lambda k: k[:4])
+    protocols_of: dict = {}
+    for k in bmap:
+        protocols_of.setdefault(k[:4], []).append(k[4])
     out = []
     for k, b, c in paired:
+        if b is None and "" in protocols_of.get(k[:4], ()):  # a failed baseline row carries no protocol
+            b = bmap[k[:4] + ("",)]
         v = judge(b, c)
+        if b is None and v.status == R.MISSING and protocols_of.get(k[:4]):
+            v.reason = (f"the baseline measured this under protocol {', '.join(protocols_of[k[:4]])}, the candidate "
+                        f"under {k[4] or '(none)'}: two protocols are never one series, so it is not compared")
         out.append(dict(zip(KEY, k)) | {
             "unit": c["unit"], "direction": c["direction"], "status": v.status, "label": v.label, "gated": v.gated,
             "new_failure": v.new_failure, "baseline": v.baseline_value, "candidate": v.candidate_value,
@@ -66,6 +99,32 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame) -> pd.DataFrame:
     df[["baseline", "candidate", "rel_change", "p_value"]] = df[["baseline", "candidate", "rel_change",
                                                                   "p_value"]].astype(float)
     return sort_worst_first(df)
+
+
+def protocol_mismatches(compared: pd.DataFrame) -> dict[tuple[str, str], int]:
+    """{(baseline protocol(s), candidate protocol): series} of the missing baselines a protocol change made."""
+    out: dict = {}
+    for reason, proto in zip(compared["reason"], compared["protocol"]):
+        if isinstance(reason, str) and reason.startswith("the baseline measured this under protocol "):
+            base = reason.removeprefix("the baseline measured this under protocol ").split(", the candidate")[0]
+            out[(base, proto)] = out.get((base, proto), 0) + 1
+    return out
+
+
+def fmt_value(v, metric: str, unit: str = "") -> str:
+    """A figure as its kind reads: errors and rates to 3-4 significant digits (4e-16, not 0.0000000000000004),
+    fractions to 3 decimals, counts whole; '' for none."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    kind = metric_kind(metric, unit or "")
+    v = float(v)
+    if kind == R.ERROR:
+        return f"{v:.3g}"
+    if kind == R.FRACTION:
+        return f"{v:.3f}"
+    if kind == R.COUNT:
+        return f"{v:.0f}"
+    return f"{v:.4g}"
 
 
 def sort_worst_first(df: pd.DataFrame) -> pd.DataFrame:

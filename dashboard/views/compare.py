@@ -1,10 +1,14 @@
-"""Compare page: a baseline run and a candidate run side by side, series by series."""
+"""Compare page: a baseline and a candidate (two runs, or all runs of two commits on one machine), series by series."""
+import math
+
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import data, plots, verdict
+from dashboard import data, plots, url_state, verdict
 from db.escape import md_text
 
+PER_PAGE = 60
 st.header("Compare")
 url = data.db_url()
 runs = data.runs(url)
@@ -14,54 +18,124 @@ if runs.empty:
 
 labels = {r["run_id"]: data.run_label(r) for r in runs.to_dict("records")}
 ids = list(labels)
+commits = runs["git_commit"].fillna("").astype(str)
 
 
 def resolve(ref):
     """A run id from a run id, a commit (or 7+ hex prefix) or a branch: the newest match, as the gate does."""
     if not ref or ref in labels:
         return ref
-    commits = runs["git_commit"].fillna("").astype(str)
     hit = runs[(commits == ref) | (commits.str.startswith(ref) & (len(ref) >= 7)) | (runs["git_branch"] == ref)]
-    return hit["run_id"].iloc[0] if len(hit) else None
+    return hit["run_id"].iloc[0] if len(hit) else ref
 
 
-cand_id = resolve(st.query_params.get("candidate")) or ids[0]
-cand_row = runs[runs["run_id"] == cand_id].iloc[0]
-same = runs[(runs["hardware_key"] == cand_row["hardware_key"]) & (runs["tier"] == cand_row["tier"])
-            & (runs["started_at"] < cand_row["started_at"])]
-base_default = resolve(st.query_params.get("baseline")) or (same["run_id"].iloc[0] if len(same) else cand_id)
-c1, c2 = st.columns(2)
-with c1:
-    base_id = st.selectbox("baseline", ids, index=ids.index(base_default) if base_default in ids else 0,
-                           format_func=labels.get, key="cmp_base")
-with c2:
-    cand_id = st.selectbox("candidate", ids, index=ids.index(cand_id), format_func=labels.get, key="cmp_cand")
+def commit_of(ref):
+    """The full commit a commit (or 7+ hex prefix) or run id names, else ref unchanged."""
+    if not ref:
+        return ref
+    hit = runs[(commits == ref) | (commits.str.startswith(ref) & (len(ref) >= 7)) | (runs["run_id"] == ref)]
+    return hit["git_commit"].iloc[0] if len(hit) and hit["git_commit"].iloc[0] else ref
 
-base, cand = data.run_results(url, base_id), data.run_results(url, cand_id)
+
+by = url_state.radio("compare", ["run", "commit"], "by", key="cmp_by", horizontal=True,
+                     format_func={"run": "run against run",
+                                  "commit": "commit against commit (every run of each on one machine)"}.get)
+qp = st.query_params
+if by == "run":
+    for param in ("candidate", "baseline"):  # a commit or branch in a link names its newest run
+        if qp.get(param) and "cmp_" + param[:4] not in st.session_state:
+            qp[param] = resolve(qp[param])
+    cand_default = ids[0]
+    cand_row = runs[runs["run_id"] == (qp.get("candidate") if qp.get("candidate") in labels else cand_default)].iloc[0]
+    same = runs[(runs["hardware_key"] == cand_row["hardware_key"]) & (runs["tier"] == cand_row["tier"])
+                & (runs["started_at"] < cand_row["started_at"])]
+    c1, c2 = st.columns(2)
+    with c1:
+        base_id = url_state.selectbox("baseline", ids, "baseline", key="cmp_base", format_func=labels.get,
+                                      default=same["run_id"].iloc[0] if len(same) else cand_row["run_id"])
+    with c2:
+        cand_id = url_state.selectbox("candidate", ids, "candidate", key="cmp_cand", format_func=labels.get,
+                                      default=cand_default)
+    base_runs, cand_runs = [base_id], [cand_id]
+else:
+    hw_names = runs.drop_duplicates("hardware_key").set_index("hardware_key")["hardware"].to_dict()
+    hw = url_state.selectbox("machine", list(hw_names), "hw", key="cmp_hw", default=runs["hardware_key"].iloc[0],
+                             format_func=lambda k: f"{hw_names[k]} ({k})")
+    on_hw = runs[(runs["hardware_key"] == hw) & (runs["git_commit"].fillna("") != "")]
+    per_commit = on_hw.groupby("git_commit", sort=False).agg(
+        started_at=("started_at", "max"), n=("run_id", "size"), tiers=("tier", lambda t: ", ".join(sorted(set(t)))))
+    per_commit = per_commit.sort_values("started_at", ascending=False)
+    options = list(per_commit.index)
+    if not options:
+        st.info("No run on this machine names a commit.")
+        st.stop()
+    c_labels = {c: f"{c[:7]} · {pd.Timestamp(r.started_at).strftime('%Y-%m-%d %H:%M')} · {r.n} run"
+                   f"{'s' if r.n > 1 else ''} ({r.tiers})" for c, r in per_commit.iterrows()}
+    for param in ("candidate", "baseline"):
+        if qp.get(param) and "cmp_" + param[:4] + "_commit" not in st.session_state:
+            qp[param] = commit_of(qp[param])
+    c1, c2 = st.columns(2)
+    with c1:
+        base_c = url_state.selectbox("baseline commit", options, "baseline", key="cmp_base_commit",
+                                     default=options[1] if len(options) > 1 else options[0], format_func=c_labels.get)
+    with c2:
+        cand_c = url_state.selectbox("candidate commit", options, "candidate", key="cmp_cand_commit",
+                                     default=options[0], format_func=c_labels.get)
+    base_runs = list(on_hw[on_hw["git_commit"] == base_c]["run_id"])
+    cand_runs = list(on_hw[on_hw["git_commit"] == cand_c]["run_id"])
+    st.caption(f"Baseline: {len(base_runs)} run(s) of {base_c[:7]}, candidate: {len(cand_runs)} run(s) of "
+               f"{cand_c[:7]} on {md_text(hw_names[hw])}. A series measured in several of a commit's runs is judged "
+               "on their samples pooled; the nightly's files of one commit are read together.")
+
+
+def results_of(run_ids: list) -> pd.DataFrame:
+    frames = [data.run_results(url, r) for r in run_ids]
+    frames = [f for f in frames if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else data.run_results(url, run_ids[0])
+
+
+base, cand = results_of(base_runs), results_of(cand_runs)
 techniques = sorted(set(cand["technique"]))
-chosen = st.multiselect("techniques (none: all)", techniques, key="cmp_tech")
+chosen = url_state.multiselect("techniques (none: all)", techniques, "technique", key="cmp_tech")
 if chosen:
     base, cand = base[base["technique"].isin(chosen)], cand[cand["technique"].isin(chosen)]
-if base_id == cand_id:
-    st.warning("Baseline and candidate are the same run: every series is stable by construction.")
-b_run, c_run = runs.set_index("run_id").loc[base_id], runs.set_index("run_id").loc[cand_id]
-if b_run["hardware_key"] != c_run["hardware_key"]:
-    st.warning(f"Different hardware: {md_text(b_run['hardware'])} vs {md_text(c_run['hardware'])}. "
-               "Timings are not comparable.")
-if b_run["software_key"] != c_run["software_key"]:
-    st.info(f"Software differs: {md_text(b_run['software'])} → {md_text(c_run['software'])}")
+if set(base_runs) == set(cand_runs):
+    st.warning("Baseline and candidate are the same run(s): every series is stable by construction.")
+by_id = runs.set_index("run_id")
+b_env, c_env = by_id.loc[base_runs], by_id.loc[cand_runs]
+if set(b_env["hardware_key"]) != set(c_env["hardware_key"]):
+    st.warning(f"Different hardware: {md_text(', '.join(sorted(set(b_env['hardware']))))} vs "
+               f"{md_text(', '.join(sorted(set(c_env['hardware']))))}. Timings are not comparable.")
+if set(b_env["software_key"]) != set(c_env["software_key"]):
+    st.info(f"Software differs: {md_text('; '.join(sorted(set(b_env['software']))))} → "
+            f"{md_text('; '.join(sorted(set(c_env['software']))))}")
 
 cmp = verdict.compare(base, cand)
+for (b_proto, c_proto), n in verdict.protocol_mismatches(cmp).items():
+    st.info(f"{n} series have no baseline under their timing protocol: the baseline measured them under "
+            f"{md_text(b_proto)}, the candidate under {md_text(c_proto)}. Two protocols are never one series, "
+            "so they are listed as missing baseline, not compared.")
 counts = {k: n for i, (k, n) in enumerate(verdict.counts(cmp).items()) if n or i < 5}
 cols = st.columns(len(counts))
 for col, (status, n) in zip(cols, counts.items()):
     col.metric(status, n)
-st.caption("Per series, with the gate's rules (db/verdict): timings by Mann-Whitney U on the two runs' samples "
-           "(p < 0.01 and a median change >= 5 %; host-timer timings shown, not gated), errors against their "
-           "stored tolerance or bound, quality fractions as k of n (Fisher's exact test, change >= 0.05); the "
-           "metric's direction decides regressed or improved.")
+st.caption("Per series, with the gate's rules (db/verdict): timings by Mann-Whitney U on the two sides' samples "
+           "(p < 0.01 and a median change >= 5 % in time, a rate's change read as the time per unit of work; "
+           "host-timer timings shown, not gated), errors against their stored tolerance or bound, quality "
+           "fractions as k of n (Fisher's exact test, change >= 0.05); the metric's direction decides regressed "
+           "or improved.")
 
-shown = cmp[cmp["rel_change"].notna()].head(60)
+statuses = [s for s in verdict.LABELS if s in set(cmp["label"])]
+shown_status = url_state.multiselect("chart: statuses (none: all)", statuses, "status", key="cmp_status")
+with_change = cmp[cmp["rel_change"].notna() & (cmp["label"].isin(shown_status) if shown_status else True)]
+pages = max(1, math.ceil(len(with_change) / PER_PAGE))
+page = url_state.number("chart page", "page", 1, 1, pages, key="cmp_page") if pages > 1 else 1
+shown = with_change.iloc[(page - 1) * PER_PAGE: page * PER_PAGE]
+without = int(cmp["rel_change"].isna().sum())
+st.caption(f"Chart: series {(page - 1) * PER_PAGE + 1 if len(shown) else 0}–{(page - 1) * PER_PAGE + len(shown)} "
+           f"of {len(with_change)} with a change" + (f" ({', '.join(shown_status)})" if shown_status else "") +
+           f", worst first{f', {PER_PAGE} a page' if pages > 1 else ''}. {without} series without a change "
+           "(missing baseline, failures, no value) are only in the table.")
 fig = go.Figure(go.Bar(
     x=shown["rel_change"] * 100, orientation="h",
     y=shown["impl"] + " / " + shown["case_id"] + " · " + shown["metric"],
@@ -71,5 +145,9 @@ fig = go.Figure(go.Bar(
 fig.update_layout(xaxis_title="candidate vs baseline, median change (%)", height=160 + 18 * len(shown),
                   yaxis=dict(autorange="reversed"), margin=dict(t=30, b=30))
 st.plotly_chart(plots.inert(fig), key="compare_chart")
-st.dataframe(cmp.drop(columns=["benchmark_id"]), hide_index=True,
-             column_config={"rel_change": st.column_config.NumberColumn(format="percent")})
+table = cmp.drop(columns=["benchmark_id"]).assign(
+    baseline=[verdict.fmt_value(v, m, u) for v, m, u in zip(cmp["baseline"], cmp["metric"], cmp["unit"])],
+    candidate=[verdict.fmt_value(v, m, u) for v, m, u in zip(cmp["candidate"], cmp["metric"], cmp["unit"])])
+st.dataframe(table, hide_index=True,
+             column_config={"rel_change": st.column_config.NumberColumn(format="percent"),
+                            "p_value": st.column_config.NumberColumn(format="%.2g")})

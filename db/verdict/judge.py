@@ -134,7 +134,8 @@ def _timing(v: Verdict, base: dict, cand: dict, th: R.Thresholds) -> None:
                     f"fails the {t.min_effect:.0%} effect; re-measure (--remeasure beside a runner)")
     else:
         v.status = c.outcome
-        v.reason = (f"Mann-Whitney U p={c.p_value:.2g}, median change {c.change:+.2%} "
+        in_time = f" ({c.worse:+.2%} in time per unit of work)" if v.kind == R.THROUGHPUT else ""
+        v.reason = (f"Mann-Whitney U p={c.p_value:.2g}, median change {c.change:+.2%}{in_time} "
                     f"(needs p<{t.alpha}, >= {t.min_effect:.0%}, and a 95% CI clear of 0 with the protocol's "
                     f"{t.run_cv(protocol):.1%} run-to-run spread)")
     if R.host_timer(protocol) and not th.gate_host_timings:
