@@ -109,3 +109,25 @@ def test_figures_formatted_by_kind(cmp_url, monkeypatch):
     for v in errs["candidate"]:
         mantissa = v.split("e")[0].replace("-", "").replace(".", "").lstrip("0")
         assert len(mantissa) <= 3, v
+
+
+def test_compare_permalink_round_trip(cmp_url, monkeypatch):
+    from tests.test_dashboard_url_state import open_link
+
+    at = open_link(cmp_url, "compare", monkeypatch, {})
+    at.radio(key="cmp_by").set_value("commit").run()
+    base_sha, cand_sha = (docs(paths[:1])[0]["run"]["git"]["commit"] for paths in (BASE_FILES, CAND_FILES))
+    at.selectbox(key="cmp_base_commit").set_value(base_sha).run()
+    at.selectbox(key="cmp_cand_commit").set_value(cand_sha).run()
+    at.multiselect(key="cmp_status").set_value(["stable"]).run()
+    link = {k: at.query_params[k] for k in at.query_params}
+    assert link["by"] == "commit" and link["status"] == "stable"
+    assert link["baseline"].startswith("ed9c4f3") and link["candidate"].startswith("68b2fdc")
+    spec = at.get("plotly_chart")[0].proto.spec
+    again = open_link(cmp_url, "compare", monkeypatch, link)
+    assert not [w.value for w in again.warning]
+    assert again.get("plotly_chart")[0].proto.spec == spec
+    # a short commit in a link names the commit; an unknown one warns
+    short = open_link(cmp_url, "compare", monkeypatch, {"by": "commit", "candidate": "68b2fdc", "baseline": "zzz"})
+    assert short.selectbox(key="cmp_cand_commit").value.startswith("68b2fdc")
+    assert any("zzz" in w.value for w in short.warning)

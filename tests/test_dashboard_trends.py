@@ -186,3 +186,39 @@ def test_mqar_context_axis_ticks_at_lengths(tmp_path, monkeypatch):
     assert fig["layout"]["xaxis"]["tickvals"] == sorted(float(t) for t in ticks)
     colours = [t["line"]["color"] for t in fig["data"] if t.get("mode") == "lines+markers"]
     assert len(colours) == len(set(colours))
+
+
+def test_trends_permalink_round_trip(history_url, monkeypatch):
+    """Every Trends widget is written to the URL; the copied link opens the same view."""
+    from tests.test_dashboard_url_state import open_link
+
+    at = open_link(history_url, "trends", monkeypatch, MUFU)
+    at.multiselect(key="trend_impl").set_value(["triton_mufu", "torch_eager"]).run()
+    at.radio(key="trend_x").set_value("commit").run()
+    at.selectbox(key="trend_group").set_value("impl · hardware · kernel version").run()
+    at.selectbox(key="trend_tier").set_value("nightly").run()
+    at.toggle(key="trend_log").set_value(True).run()
+    hw = at.multiselect(key="trend_hw").options[0]
+    at.multiselect(key="trend_hw").set_value([hw]).run()
+    link = {k: at.query_params.get_all(k) if hasattr(at.query_params, "get_all") else at.query_params[k]
+            for k in at.query_params}
+    for param in ("technique", "impl", "case", "metric", "hw", "x", "group", "tier", "log"):
+        assert param in link, param
+    spec = at.get("plotly_chart")[0].proto.spec
+    again = open_link(history_url, "trends", monkeypatch, link)
+    assert not [w.value for w in again.warning if "link" in w.value]
+    assert again.multiselect(key="trend_impl").value == ["torch_eager", "triton_mufu"]
+    assert again.radio(key="trend_x").value == "commit"
+    assert again.selectbox(key="trend_group").value == "impl · hardware · kernel version"
+    assert again.selectbox(key="trend_tier").value == "nightly" and again.toggle(key="trend_log").value
+    assert len(again.multiselect(key="trend_hw").value) == 1
+    assert again.get("plotly_chart")[0].proto.spec == spec
+
+
+def test_trends_bad_link_value_warns(history_url, monkeypatch):
+    from tests.test_dashboard_url_state import open_link
+
+    at = open_link(history_url, "trends", monkeypatch, MUFU | {"x": "bogus", "case": "nope"})
+    text = " ".join(w.value for w in at.warning)
+    assert "bogus" in text and "nope" in text
+    assert at.radio(key="trend_x").value == "started_at"

@@ -2,7 +2,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, plots, trend_chart, writes
+from dashboard import data, plots, trend_chart, url_state, writes
 from db.escape import md_text
 from db.noise import resolution
 
@@ -27,27 +27,18 @@ cat = data.catalog(url)
 if cat.empty:
     data.empty_note("results")
     st.stop()
-qp = st.query_params
-
-
-def pick(label: str, options: list, param: str, default=None, **kw):
-    """A selectbox whose initial value comes from the URL's query parameter `param`."""
-    want = qp.get(param, default)
-    index = options.index(want) if want in options else 0
-    return st.selectbox(label, options, index=index, key=f"trend_{param}", **kw)
-
-
 c1, c2, c3 = st.columns(3)
 with c1:
-    technique = pick("technique", sorted(cat["technique"].unique()), "technique")
+    technique = url_state.selectbox("technique", sorted(cat["technique"].unique()), "technique",
+                                    key="trend_technique")
 t_cat = cat[cat["technique"] == technique]
 with c2:
     impls_all = sorted(t_cat["impl"].unique())
-    want = [i for i in qp.get("impl", "").split(",") if i in impls_all] or impls_all[:1]
-    impls = st.multiselect("implementations", impls_all, default=want, key="trend_impl")
+    impls = url_state.multiselect("implementations (none: all)", impls_all, "impl", default=impls_all[:1],
+                                  key="trend_impl")
 i_cat = t_cat[t_cat["impl"].isin(impls)] if impls else t_cat
 with c3:
-    case = pick("case", sorted(i_cat["case_id"].unique()), "case")
+    case = url_state.selectbox("case", sorted(i_cat["case_id"].unique()), "case", key="trend_case")
 c_cat = i_cat[i_cat["case_id"] == case]
 metrics = sorted(c_cat["metric"].unique())
 runs = data.runs(url)
@@ -56,25 +47,25 @@ sw_names = runs.drop_duplicates("software_key").set_index("software_key")["softw
 
 c4, c5, c6 = st.columns(3)
 with c4:
-    metric = pick("metric", metrics, "metric", default="latency_ms" if "latency_ms" in metrics else None)
+    metric = url_state.selectbox("metric", metrics, "metric", key="trend_metric",
+                                 default="latency_ms" if "latency_ms" in metrics else None)
 with c5:
-    hw_default = [qp["hw"]] if qp.get("hw") in hw_names else []
-    hws = st.multiselect("hardware (none: all)", list(hw_names), default=hw_default,
-                         format_func=lambda k: f"{hw_names[k]} ({k})", key="trend_hw")
+    hws = url_state.multiselect("hardware (none: all)", list(hw_names), "hw", key="trend_hw",
+                                format_func=lambda k: f"{hw_names[k]} ({k})")
 with c6:
-    sws = st.multiselect("software version (none: all)", list(sw_names),
-                         format_func=lambda k: f"{sw_names[k]} ({k})", key="trend_sw")
+    sws = url_state.multiselect("software version (none: all)", list(sw_names), "sw", key="trend_sw",
+                                format_func=lambda k: f"{sw_names[k]} ({k})")
 
 c7, c8, c9 = st.columns(3)
 with c7:
-    x = st.radio("x axis", list(trend_chart.X_AXES), horizontal=True, key="trend_x",
-                 format_func=trend_chart.X_AXES.get)
+    x = url_state.radio("x axis", list(trend_chart.X_AXES), "x", horizontal=True, key="trend_x",
+                        format_func=trend_chart.X_AXES.get)
 with c8:
-    split = pick("one line per (and protocol)", list(trend_chart.SPLITS), "group")
+    split = url_state.selectbox("one line per (and protocol)", list(trend_chart.SPLITS), "group", key="trend_group")
 with c9:
-    tiers = ["all"] + sorted(runs["tier"].unique())
-    tier = st.selectbox("tier", tiers, key="trend_tier")
-log_y = st.toggle("log y", value=metric in ("rel_err",) or str(metric).startswith("ulp"), key="trend_log")
+    tier = url_state.selectbox("tier", ["all"] + sorted(runs["tier"].unique()), "tier", key="trend_tier")
+log_y = url_state.toggle("log y", "log", default=metric in ("rel_err",) or str(metric).startswith("ulp"),
+                         key="trend_log")
 
 sel = c_cat[c_cat["metric"] == metric]
 points = data.series_points(url, tuple(int(i) for i in sel["benchmark_id"]), metric, tuple(hws), tuple(sws),
