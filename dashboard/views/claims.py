@@ -63,14 +63,33 @@ def ours(r) -> str:
     return "—"
 
 
+def measured(r) -> tuple:
+    """(day, run ids) of the stored rows the claim's value came from; ("", "") for none (arithmetic,
+    projections, pending)."""
+    ev = [e for e in (r["evidence"] if isinstance(r["evidence"], list) else []) if isinstance(e, dict)]
+    if not ev:
+        return "", ""
+    when = max(str(e.get("started_at") or "") for e in ev)[:10]
+    runs = sorted({str(e.get("run_id"))[:8] for e in ev if e.get("run_id")})
+    return when, ", ".join(runs[:2]) + (f" +{len(runs) - 2}" if len(runs) > 2 else "")
+
+
+records = shown.to_dict("records")
+when_run = [measured(r) for r in records]
 table = pd.DataFrame({
     "claim": shown["statement"], "claimed": shown["figure"].astype(str) + " " + shown["unit"].astype(str),
-    "ours": [ours(r) for r in shown.to_dict("records")], "status": shown["status"],
-    "source": shown["source"], "measured by": shown["measured_by"], "hardware": shown["hardware"],
-    "band": shown["band"], "detail": shown["detail"],
+    "ours": [ours(r) for r in records], "status": shown["status"], "measured by": shown["measured_by"],
+    "hardware": shown["hardware"], "band": shown["band"], "date": [w for w, _ in when_run],
+    "run": [r for _, r in when_run], "source": shown["source"], "detail": shown["detail"],
     "our nearest measurement": [f"{a:.4g} ({d})" if isinstance(a, (int, float)) and a == a else ""
                                 for a, d in zip(shown["analog"], shown["analog_detail"])],
     "link": shown["url"], "id": shown["id"]})
-st.caption("'ours' is the value the claim's band judges, from the latest matching run; where our hardware "
-           "cannot run the claim it is a roofline projection from datasheet rates, labelled as such.")
-st.dataframe(table, hide_index=True, height=600, column_config={"link": st.column_config.LinkColumn("link")})
+st.caption("'ours' is the value the claim's band judges, from the latest matching run (its date and run id "
+           "beside it); where our hardware cannot run the claim it is a roofline projection from datasheet "
+           "rates, labelled as such. Hover a cell for its whole text.")
+# widths fit claim .. run in the page at 1280 px; source, detail and the rest follow to the right
+WIDTHS = {"claim": 160, "claimed": 70, "ours": 90, "status": 90, "measured by": 80, "hardware": 75, "band": 80,
+          "date": 85, "run": 70}
+st.dataframe(table, hide_index=True, height=600, key="claims_table",
+             column_config={**{c: st.column_config.TextColumn(c, width=w) for c, w in WIDTHS.items()},
+                            "link": st.column_config.LinkColumn("link")})
