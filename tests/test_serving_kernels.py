@@ -36,6 +36,32 @@ def test_norm_kernel_matches_fp64(kind, residual, seed):
         assert torch.equal(out[1], i["x"] + i["residual"])
 
 
+@pytest.mark.parametrize("config", [(1, 1), (2, 4), (4, 16)])
+@pytest.mark.parametrize("kind,residual,one_reduce", [("rms", True, True), ("layer", True, True),
+                                                      ("layer", False, False)])
+def test_norm_kernel_configs_match_fp64(config, kind, residual, one_reduce):
+    """Every (warps, rows per program) the tuning sweep tries, over a row count no config divides."""
+    p = {"kind": kind, "residual": residual, "tokens": 5, "hidden": 96}
+    for seed in range(2):
+        i = N.make_inputs(p, seed, "cpu")
+        out = N.empty_output(p, "cpu").fill_(float("nan"))
+        norm(out[0], i["x"], i["weight"], i["bias"] if kind == "layer" else None, i["residual"],
+             out[1] if residual else None, i["eps"], layer=kind == "layer", config=config, one_reduce=one_reduce)
+        ref = N.reference(**i)
+        assert rel_err(out, ref) <= 1.01 * rel_err(N.lowp(**i), ref)
+
+
+def test_layer_norm_one_reduction_survives_a_large_mean():
+    """Mean 1000, spread 1: E[x^2] - E[x]^2 unshifted loses every bit in fp32; the shifted sums do not."""
+    p = {"kind": "layer", "residual": False, "tokens": 6, "hidden": 200}
+    i = N.make_inputs(p, 5, "cpu")
+    i["x"] = (i["x"].float() + 1000).bfloat16()
+    out = N.empty_output(p, "cpu")
+    norm(out[0], i["x"], i["weight"], i["bias"], eps=i["eps"], layer=True, one_reduce=True)
+    ref = N.reference(**i)
+    assert rel_err(out, ref) <= 1.01 * rel_err(N.lowp(**i), ref)
+
+
 def test_norm_kernel_needs_a_residual_buffer():
     x = torch.randn(2, 64).bfloat16()
     with pytest.raises(ValueError, match="new residual"):

@@ -26,7 +26,9 @@ TECHNIQUE = Technique(
     empty_output=f"{_REF}:empty_output",
     impls=(
         Impl("triton_fused", f"{_PKG}.triton_fused:run", requires=("triton",),
-             note="one program per row: read (x, residual) once, fp32 in registers, rsqrt once, write y and h"),
+             note="read (x, residual) once, fp32 in registers, rsqrt once, write y and h; warps and rows per "
+                  "program by hidden size (suite.lib.norm_triton.config_for); LayerNorm's mean and variance "
+                  "from one reduction"),
         Impl("torch_unfused", f"{_PKG}.torch_norms:run", args={"mode": "unfused"}, baseline=True,
              accuracy="two_roundings",
              note="Hugging Face formulation in separate torch ops (add, float, pow, mean, rsqrt, mul, cast, mul)"),
