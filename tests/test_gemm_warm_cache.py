@@ -1,5 +1,6 @@
 """warm_cache compiles one config of one variant per task, through the kernel files' public
-configs_for/compile_for, for exactly the Triton variants the technique declares."""
+compile_for (and configs_for where a variant prunes its configs), for exactly the Triton variants the
+technique declares."""
 import importlib
 import os
 
@@ -21,4 +22,4 @@ def test_compile_for_takes_every_variant_and_config_by_name():
     # arguments (K, BK) and each variant's configs resolve as on the GPU. The GPU compile is not run here.
     for name, variant, i in warm_cache.tasks():
         module = importlib.import_module(name)
-        module.compile_for(module.configs_for(**variant)[i], n=32, device="cpu", **variant)
+        module.compile_for(warm_cache.configs(module, variant)[i], n=32, device="cpu", **variant)

@@ -9,8 +9,8 @@ import triton
 import triton.language as tl
 
 from suite.lib.interp import interpreting
-from suite.techniques.gemm_fp32_emulation.triton_tiles import (configs_from, grouped_tile, split, to_f32,
-                                                                     keep_listed)
+from suite.techniques.gemm_fp32_emulation.triton_tiles import (compile_only, configs_from, grouped_tile,
+                                                                     keep_listed, split, to_f32)
 
 # Per scheme: two groups of (A plane, B plane) pairs, smallest magnitude first, hi*hi last.
 # Group sizes are powers of two (Triton tile shapes); planes are packed 2 bits a block.
@@ -126,11 +126,10 @@ def configs_for(scheme: str) -> list[triton.Config]:
 
 
 def compile_for(config: triton.Config, scheme: str, n: int = 256, device: str = "cuda") -> None:
-    """Compile the kernel of a variant for one config on (n, n) operands without launching it
-    (fills Triton's cache; n divisible by 16 specialises like every GPU case)."""
+    """Compile one config of a variant on (n, n) operands (n % 16 == 0, as every GPU case), no launch."""
     planes = torch.empty(3, n, n, device=device, dtype=torch.bfloat16)
     out = torch.empty(n, n, device=device)
-    cat_gemm_kernel.fn.warmup(grid=(1,), **_kernel_args(planes, planes, out, scheme), **config.all_kwargs())
+    compile_only(cat_gemm_kernel, config, _kernel_args(planes, planes, out, scheme))
 
 
 def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, scheme: str) -> None:

@@ -6,6 +6,7 @@ import triton
 import triton.language as tl
 
 from suite.lib.interp import interpreting
+from suite.techniques.gemm_fp32_emulation.triton_tiles import compile_only
 
 
 def autotune_configs() -> list[triton.Config]:
@@ -54,16 +55,10 @@ def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, precision: str) 
     gemm_kernel[grid](**_kernel_args(a, b, out, precision))
 
 
-def configs_for(precision: str) -> list[triton.Config]:
-    """The autotune configs a variant tries."""
-    return autotune_configs()
-
-
 def compile_for(config: triton.Config, precision: str, n: int = 256, device: str = "cuda") -> None:
-    """Compile the kernel of a variant for one config on (n, n) fp32 operands without launching it
-    (fills Triton's cache; n divisible by 16 specialises like every GPU case)."""
+    """Compile one config of a variant on (n, n) operands (n % 16 == 0, as every GPU case), no launch."""
     x = torch.empty(n, n, device=device)
-    gemm_kernel.fn.warmup(grid=(1,), **_kernel_args(x, x, x, precision), **config.all_kwargs())
+    compile_only(gemm_kernel, config, _kernel_args(x, x, x, precision))
 
 
 def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, precision: str) -> None:

@@ -7,8 +7,8 @@ import triton
 import triton.language as tl
 
 from suite.lib.interp import interpreting
-from suite.techniques.gemm_fp32_emulation.triton_tiles import (configs_from, grouped_tile, keep_listed,
-                                                                   products, split)
+from suite.techniques.gemm_fp32_emulation.triton_tiles import (compile_only, configs_from, grouped_tile,
+                                                                   keep_listed, products, split)
 
 _NPROD = {"bf16x3": 3, "tf32x3": 3, "bf16x6": 6, "bf16x9": 9}
 
@@ -116,13 +116,11 @@ def configs_for(scheme: str, promote: bool = True) -> list[triton.Config]:
 
 def compile_for(config: triton.Config, scheme: str, promote: bool = True, n: int = 256,
                 device: str = "cuda") -> None:
-    """Compile the kernel of a variant for one config on (n, n) operands without launching it
-    (fills Triton's cache; n divisible by 16 specialises like every GPU case)."""
+    """Compile one config of a variant on (n, n) operands (n % 16 == 0, as every GPU case), no launch."""
     planes = torch.empty(2 if _NPROD[scheme] == 3 else 3, n, n, device=device,
                          dtype=torch.float32 if scheme.startswith("tf32") else torch.bfloat16)
     out = torch.empty(n, n, device=device)
-    plane_gemm_kernel.fn.warmup(grid=(1,), **_kernel_args(planes, planes, out, scheme, promote),
-                                **config.all_kwargs())
+    compile_only(plane_gemm_kernel, config, _kernel_args(planes, planes, out, scheme, promote))
 
 
 def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, scheme: str, promote: bool = True) -> None:

@@ -8,8 +8,8 @@ import triton
 import triton.language as tl
 
 from suite.lib.interp import interpreting
-from suite.techniques.gemm_fp32_emulation.triton_tiles import (configs_from, grouped_tile, products,
-                                                                     round_bf16)
+from suite.techniques.gemm_fp32_emulation.triton_tiles import (compile_only, configs_from, grouped_tile,
+                                                                     products, round_bf16)
 
 _NPROD = {"bf16x3": 3, "bf16x6": 6, "bf16x9": 9}
 
@@ -87,16 +87,10 @@ def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, scheme: str) -> 
     regsplit_gemm_kernel[grid](**_kernel_args(a, b, out, scheme))
 
 
-def configs_for(scheme: str) -> list[triton.Config]:
-    """The autotune configs a variant tries."""
-    return autotune_configs()
-
-
 def compile_for(config: triton.Config, scheme: str, n: int = 256, device: str = "cuda") -> None:
-    """Compile the kernel of a variant for one config on (n, n) fp32 operands without launching it
-    (fills Triton's cache; n divisible by 16 specialises like every GPU case)."""
+    """Compile one config of a variant on (n, n) operands (n % 16 == 0, as every GPU case), no launch."""
     x = torch.empty(n, n, device=device)
-    regsplit_gemm_kernel.fn.warmup(grid=(1,), **_kernel_args(x, x, x, scheme), **config.all_kwargs())
+    compile_only(regsplit_gemm_kernel, config, _kernel_args(x, x, x, scheme))
 
 
 def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, scheme: str) -> None:

@@ -12,6 +12,11 @@ from concurrent.futures import ProcessPoolExecutor
 from suite.techniques.gemm_fp32_emulation import TECHNIQUE
 
 
+def configs(module, variant: dict) -> list:
+    """The autotune configs a variant of a kernel module tries (all of them where none is pruned)."""
+    return module.configs_for(**variant) if hasattr(module, "configs_for") else module.autotune_configs()
+
+
 def tasks() -> list[tuple[str, dict, int]]:
     """(kernel module, variant args, config index) for each config of each Triton variant of the
     technique: the variants are its implementations' args."""
@@ -19,7 +24,7 @@ def tasks() -> list[tuple[str, dict, int]]:
     for impl in TECHNIQUE.impls:
         module = importlib.import_module(impl.target.partition(":")[0])
         if hasattr(module, "compile_for"):
-            out += [(module.__name__, dict(impl.args), i) for i in range(len(module.configs_for(**impl.args)))]
+            out += [(module.__name__, dict(impl.args), i) for i in range(len(configs(module, impl.args)))]
     return out
 
 
@@ -27,7 +32,7 @@ def compile_one(task: tuple[str, dict, int]) -> str:
     """Compile one (module, variant, config index); a line saying how it went."""
     name, variant, i = task
     module = importlib.import_module(name)
-    config = module.configs_for(**variant)[i]
+    config = configs(module, variant)[i]
     t0 = time.perf_counter()
     what = f"{name.rsplit('.', 1)[-1]} {variant} {config}"
     try:
