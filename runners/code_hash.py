@@ -58,7 +58,12 @@ def import_closure(module: str) -> list[Path]:
 def impl_hash(tech, impl) -> str:
     """sha256 (16 hex) of the source files in the import closure of the implementation's target,
     each under its path relative to suite/, and of its args (two variants of one kernel differ)."""
-    return with_args(_digest(import_closure(impl.target.partition(":")[0])), impl.args)
+    return with_args(closure_hash(impl.target.partition(":")[0]), impl.args)
+
+
+def closure_hash(module: str) -> str:
+    """sha256 (16 hex) of the source files in the import closure of a suite module."""
+    return _digest(import_closure(module))
 
 
 def with_args(closure_hash: str, args: dict) -> str:

@@ -2,13 +2,15 @@
 so one code version keeps one hash per implementation and nothing is re-keyed twice."""
 from __future__ import annotations
 
+import json
+
 from sqlalchemy import select, text
 
 from db.engine import make_engine, open_db, upgrade
 from db.ingest import ingest_docs
 from db.models import Benchmark, Result
 from db.series import run_document
-from runners.code_hash import HASH_SCHEME, _digest, import_closure, impl_hash, with_args
+from runners.code_hash import HASH_SCHEME, closure_hash, impl_hash, with_args
 from runners.resultfile import new_run, result_row
 from suite.registry import get
 
@@ -39,9 +41,9 @@ def test_variants_of_one_target_differ_and_a_plain_impl_keeps_its_closure_hash()
     x9, x3, cublas = (GEMM.impl(n) for n in ("triton_bf16x9", "triton_bf16x3", "cublas_bf16x9_kcat"))
     assert x9.target == x3.target and x9.args != x3.args
     assert impl_hash(GEMM, x9) != impl_hash(GEMM, x3)
-    closure = _digest(import_closure(x9.target.partition(":")[0]))
+    closure = closure_hash(x9.target.partition(":")[0])
     assert impl_hash(GEMM, x9) == with_args(closure, x9.args)
-    assert not cublas.args and impl_hash(GEMM, cublas) == _digest(import_closure(cublas.target.partition(":")[0]))
+    assert not cublas.args and impl_hash(GEMM, cublas) == closure_hash(cublas.target.partition(":")[0])
     assert with_args(OLD, {"a": 1, "b": 2}) == with_args(OLD, {"b": 2, "a": 1})  # canonical JSON
 
 
@@ -88,3 +90,17 @@ def test_migration_re_keys_rows_stored_before_it(tmp_path):
     assert _stored(url) == {"triton_bf16x9": {with_args(OLD, GEMM.impl("triton_bf16x9").args)},
                             "triton_bf16x3": {with_args(OLD, GEMM.impl("triton_bf16x3").args)},
                             "cublas_bf16x9_kcat": {OLD}}
+
+
+def test_calibration_entries_of_the_same_code_are_re_keyed_others_kept(tmp_path):
+    from runners.calibrate import merge
+
+    x9 = GEMM.impl("triton_bf16x9")
+    entry = {"check": f"{GEMM.name}/triton_bf16x9/m64n64k64", "tolerance": {"k": 4.0, "floor": 0.0}, "seeds": 40,
+             "draws": [[0, 40]], "max_use": 0.1, "max_ratio": 0.4, "s_per_seed": 1.0}
+    path = tmp_path / "cal.json"
+    path.write_text(json.dumps({"entries": [{**entry, "impl_hash": closure_hash(x9.target.partition(":")[0])},
+                                            {**entry, "check": entry["check"] + "x", "impl_hash": OLD}]}))
+    merge(path, [])
+    got = {e["check"]: e["impl_hash"] for e in json.loads(path.read_text())["entries"]}
+    assert got == {entry["check"]: impl_hash(GEMM, x9), entry["check"] + "x": OLD}
