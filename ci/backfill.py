@@ -18,7 +18,7 @@ from db.engine import open_db
 from db.ingest import ingest_files
 from db.models import Run
 from runners.backfill import backfill_tree, spec_of
-from runners.cli import CASE, DEVICE, IMPL, TECH, TIMEOUT
+from runners.cli_options import CASE, DEVICE, IMPL, TECH, TIMEOUT
 from runners.tree_run import selection
 from runners.trees import commits, export_tree
 
@@ -73,6 +73,3 @@ def backfill_cmd(rev_range: str = typer.Argument(..., help="git revision range, 
         counts[status] = counts.get(status, 0) + 1
     print(f"backfill: {len(done)} commits: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
 
-
-def register(app: typer.Typer) -> None:
-    app.command("backfill")(backfill_cmd)

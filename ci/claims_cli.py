@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
+from db.claims import ledger
+from db.engine import make_engine, open_db
+from db.ingest import ingest_docs
+from db.validate import ResultFileError, load_and_validate
 from runners.resultfile import UNREADABLE, read_text
 from suite.claims.spec import STATUSES
 
@@ -79,8 +85,6 @@ def counts(rows: list[dict]) -> dict[str, int]:
 
 
 def render_table(rows: list[dict]):
-    from rich.table import Table
-
     t = Table(title=f"claims ledger ({len(rows)} claims)", show_lines=False)
     t.add_column("claim", no_wrap=True)
     for col in ("figure", "by", "hardware", "status", "ours"):
@@ -177,14 +181,8 @@ def _result_files(paths: list[str]) -> tuple[list[Path], list[str]]:
 def ledger_rows(db: str | None, results: list[str] | None) -> tuple[list[dict], dict | None]:
     """Rows from --db, or from --results files ingested into a temporary SQLite database
     (then also {"files": [...], "skipped": [...]})."""
-    from db.claims import ledger
-
     if not results:
         return ledger(db), None
-    from db.engine import make_engine, open_db
-    from db.ingest import ingest_docs
-    from db.validate import load_and_validate
-
     files, skipped = _result_files(results)
     docs = [(str(f), load_and_validate(f)) for f in files]
     with tempfile.TemporaryDirectory() as d:
@@ -196,43 +194,37 @@ def ledger_rows(db: str | None, results: list[str] | None) -> tuple[list[dict], 
     return rows, {"files": [f.as_posix() for f in files], "skipped": skipped, "uncommitted": uncommitted}
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("claims")
-    def claims_cmd(fmt: str = typer.Option("table", "--format", "-f", help="table, json or markdown"),
-                   db: Optional[str] = typer.Option(None, "--db", help="database URL (default: $KWATCH_DB "
-                                                    "or sqlite:///kwatch.db)"),
-                   results: Optional[list[str]] = typer.Option(None, "--results", help="result files or "
-                                                               "folders: ingest into a temporary SQLite "
-                                                               "database instead of --db"),
-                   status: Optional[list[str]] = typer.Option(None, "--status", help="only these statuses"),
-                   out: Optional[str] = typer.Option(None, "--out", "-o", help="write here, not stdout")) -> None:
-        """The claims ledger: every attributed figure, its source and its status from stored results."""
-        if fmt not in FORMATS:
-            raise typer.BadParameter(f"--format must be one of {', '.join(FORMATS)}")
-        from db.validate import ResultFileError
-
-        try:
-            rows, sources = ledger_rows(db, results)
-        except ResultFileError as exc:
-            typer.echo(f"refused: {exc}", err=True)
-            raise typer.Exit(2)
-        if status:
-            rows = [r for r in rows if r["status"] in status]
-        if fmt == "json":
-            text = json.dumps({"counts": counts(rows), "claims": rows}, indent=1, default=str)
-        elif fmt == "markdown":
-            text = render_markdown(rows, sources)
-        else:
-            from rich.console import Console
-
-            if out:
-                with open(out, "w") as f:
-                    Console(file=f, width=160).print(render_table(rows))
-            else:
-                Console().print(render_table(rows))
-            return
+def claims_cmd(fmt: str = typer.Option("table", "--format", "-f", help="table, json or markdown"),
+               db: Optional[str] = typer.Option(None, "--db", help="database URL (default: $KWATCH_DB "
+                                                "or sqlite:///kwatch.db)"),
+               results: Optional[list[str]] = typer.Option(None, "--results", help="result files or "
+                                                           "folders: ingest into a temporary SQLite "
+                                                           "database instead of --db"),
+               status: Optional[list[str]] = typer.Option(None, "--status", help="only these statuses"),
+               out: Optional[str] = typer.Option(None, "--out", "-o", help="write here, not stdout")) -> None:
+    """The claims ledger: every attributed figure, its source and its status from stored results."""
+    if fmt not in FORMATS:
+        raise typer.BadParameter(f"--format must be one of {', '.join(FORMATS)}")
+    try:
+        rows, sources = ledger_rows(db, results)
+    except ResultFileError as exc:
+        typer.echo(f"refused: {exc}", err=True)
+        raise typer.Exit(2)
+    if status:
+        rows = [r for r in rows if r["status"] in status]
+    if fmt == "json":
+        text = json.dumps({"counts": counts(rows), "claims": rows}, indent=1, default=str)
+    elif fmt == "markdown":
+        text = render_markdown(rows, sources)
+    else:
         if out:
-            Path(out).write_text(text + "\n")
-            typer.echo(f"wrote {len(rows)} claims to {out}", err=True)
+            with open(out, "w") as f:
+                Console(file=f, width=160).print(render_table(rows))
         else:
-            typer.echo(text)
+            Console().print(render_table(rows))
+        return
+    if out:
+        Path(out).write_text(text + "\n")
+        typer.echo(f"wrote {len(rows)} claims to {out}", err=True)
+    else:
+        typer.echo(text)

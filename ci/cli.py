@@ -12,6 +12,7 @@ from rich.console import Console
 from ci import backfill, claims_cli, detect, detect_bench, fleet_cli, gate, gate_mutes, grade, nightly
 from dashboard import cli as dashboard_cli
 from db.engine import make_engine, open_db, resolve_url, upgrade
+from db.errors import user_error
 from db.ingest import ingest_docs, load_files, store_validated, stored_runs
 from db.roles import RoleSet, create_roles
 from db.urls import mask_url, scrub
@@ -23,7 +24,6 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="KernelWatch: benchmark, track and gate kernel techniques.")
 db_app = typer.Typer(no_args_is_help=True, help="Database maintenance.")
 app.add_typer(db_app, name="db")
-app.command("list")(runners_cli.list_cmd)
 
 DB = typer.Option(None, "--db", help="database URL (default: $KWATCH_DB or sqlite:///kwatch.db)")
 
@@ -101,18 +101,27 @@ def db_roles(db: Optional[str] = DB,
                       markup=False, highlight=False)
 
 
-# The other commands, each module adding its own with register(app).
-for _module in (dashboard_cli, claims_cli, gate, gate_mutes, detect, nightly, grade, detect_bench, fleet_cli,
-                backfill):
-    _module.register(app)
+# The commands defined in other modules.
+app.command("list")(runners_cli.list_cmd)
+app.command("claims")(claims_cli.claims_cmd)
+app.command("gate")(gate.gate_cmd)
+app.add_typer(gate_mutes.mute_app, name="mute")
+app.command("grade")(grade.grade_cmd)
+app.command("backfill")(backfill.backfill_cmd)
+app.command("submit")(fleet_cli.submit_cmd)
+app.command("worker")(fleet_cli.worker_cmd)
+app.command("jobs")(fleet_cli.jobs_cmd)
+app.command("nightly-fleet")(fleet_cli.nightly_fleet_cmd)
+dashboard_cli.register(app)  # dashboard
+detect.register(app)  # detect, ack
+nightly.register(app)  # nightly
+detect_bench.register(app)  # detect-bench
 
 
 def main() -> None:
     """The console script: a mistake of the user's (a name, file, URL or database) is one line and
     exit 2; any other error one line and exit 1 (KWATCH_TRACEBACK=1: the traceback); any database
     password in them masked."""
-    from db.errors import user_error
-
     try:
         code = app(standalone_mode=False)
     except typer.Exit as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,6 +25,11 @@ from sqlalchemy import select
 from db.engine import open_db
 from db.ingest import ingest_doc
 from db.models_ci import FleetJob
+from runners.backfill import run_in_tree, spec_of
+from runners.pool import Worker
+from runners.resultfile import load
+from runners.run import RunOptions, execute
+from runners.trees import commit_info, export_tree
 
 TASK = "kwatch.run_job"
 SPEC_KEYS = ("tier", "techniques", "impls", "cases", "ref", "timeout_s")
@@ -107,13 +113,6 @@ def run_job(job_id: str) -> None:
 
 def measure(spec: dict) -> dict:
     """The result document of a job: this checkout's code, or the tree of spec["ref"] (runners.trees)."""
-    import tempfile
-
-    from runners.backfill import run_in_tree, spec_of
-    from runners.resultfile import load
-    from runners.run import RunOptions, execute
-    from runners.trees import commit_info, export_tree
-
     tier, timeout = spec.get("tier") or "nightly", spec.get("timeout_s") or 600.0
     if not spec.get("ref"):
         opts = RunOptions(tier=tier, techniques=spec.get("techniques") or [], impls=spec.get("impls") or [],
@@ -131,11 +130,9 @@ def measure(spec: dict) -> dict:
 
 def _runner():
     """This fleet worker's sandboxed runner process (started on first use, restarted if it died)."""
-    from runners.pool import Worker
-
     w = _RUNNER.get("worker")
     if w is None or not w.alive():
-        import torch
+        import torch  # heavy: only a worker that runs jobs here needs it
 
         w = _RUNNER["worker"] = Worker(interpret_triton=not torch.cuda.is_available())
     return w

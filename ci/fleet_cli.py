@@ -1,6 +1,7 @@
 """`kwatch submit`, `kwatch worker --labels h200,...`, `kwatch jobs`: the runner fleet (ci.fleet)."""
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
@@ -8,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from runners.cli import CASE, IMPL, TECH, TIMEOUT
+from runners.cli_options import CASE, IMPL, TECH, TIMEOUT
 
 console = Console(stderr=True)
 DB = typer.Option(None, "--db", help="database URL (default: $KWATCH_DB or sqlite:///kwatch.db)")
@@ -31,7 +32,7 @@ def submit_cmd(label: str = typer.Option(..., "--label", help="hardware label = 
                batch: Optional[str] = typer.Option(None, "--batch", help="group name, e.g. the night"),
                timeout: float = TIMEOUT, db: Optional[str] = DB, broker: Optional[str] = BROKER) -> None:
     """Queue a job for the workers of one hardware label (without a broker: run it here now)."""
-    from ci.fleet import broker_url, submit  # Celery is imported only by the fleet commands
+    from ci.fleet import broker_url, submit  # heavy: Celery, imported only by the fleet commands
 
     spec = {"tier": tier, "techniques": technique or [], "impls": impl or [], "cases": case or [], "ref": ref,
             "timeout_s": timeout}
@@ -43,7 +44,7 @@ def worker_cmd(labels: str = typer.Option(..., "--labels", help="comma-separated
                db: Optional[str] = DB, broker: Optional[str] = BROKER,
                name: Optional[str] = typer.Option(None, "--name", help="worker name (default: labels-pid@host)")) -> None:
     """A GPU host's long-running worker: one job at a time from its labels' queues, stored in --db."""
-    from ci.fleet import broker_url, work
+    from ci.fleet import broker_url, work  # heavy: Celery
 
     url = broker_url(broker)
     if url is None:
@@ -56,7 +57,7 @@ def worker_cmd(labels: str = typer.Option(..., "--labels", help="comma-separated
 def jobs_cmd(batch: Optional[str] = typer.Option(None, "--batch", help="default: the newest batch"),
              db: Optional[str] = DB) -> None:
     """The jobs of a batch (the night) and where they stand."""
-    from ci.fleet import jobs
+    from ci.fleet import jobs  # heavy: Celery
 
     rows = jobs(db, batch)
     t = Table("job", "batch", "label", "status", "tries", "worker", "run", "error",
@@ -77,9 +78,7 @@ def nightly_fleet_cmd(labels: str = typer.Option("h200", "--labels", help="hardw
                       out_dir: Path = typer.Option(Path("nightly-report"), "--out-dir"),
                       db: Optional[str] = DB, broker: Optional[str] = BROKER) -> None:
     """The nightly through the fleet: one job per label, one report when all are done or failed; exit 1 on news."""
-    from datetime import datetime, timezone
-
-    from ci.fleet import broker_url
+    from ci.fleet import broker_url  # heavy: Celery (also under ci.fleet_nightly)
     from ci.fleet_nightly import fan_out, report, wait
 
     batch = batch or f"nightly-{datetime.now(timezone.utc):%Y-%m-%d}"
@@ -91,9 +90,3 @@ def nightly_fleet_cmd(labels: str = typer.Option("h200", "--labels", help="hardw
     print((out_dir / "nightly.md").read_text())
     raise typer.Exit(code)
 
-
-def register(app: typer.Typer) -> None:
-    app.command("nightly-fleet")(nightly_fleet_cmd)
-    app.command("submit")(submit_cmd)
-    app.command("worker")(worker_cmd)
-    app.command("jobs")(jobs_cmd)

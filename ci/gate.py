@@ -10,9 +10,14 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from ci.gate_ab import measure_ab
 from ci.gate_compare import SEVERITY, SeriesVerdict, pair_rows
 from ci.gate_mutes import active_mutes, matching_mute
 from ci.gate_refs import RefError, RunData, resolve
+from ci.gate_remeasure import remeasure
+from ci.report_gate import to_json, to_markdown
+from db.engine import open_db
+from db.models_ci import GateReport
 from db.verdict import Thresholds, judge
 from db.verdict.judge import samples_comparison, settle
 
@@ -88,8 +93,6 @@ def _confirm(v: SeriesVerdict, base: dict, fresh: dict, th: Thresholds) -> None:
 
 
 def _apply_remeasure(result: GateResult, pairs_by_key: dict, cand: RunData, th: Thresholds) -> None:
-    from ci.gate_remeasure import remeasure
-
     subjects = set()
     for v in result.verdicts:
         if v.ambiguous or v.flags or (v.kind in TIMED and v.status in ("improved", "regressed")):
@@ -151,9 +154,6 @@ def run_gate(baseline: RunData, candidate: RunData, th: Thresholds = Thresholds(
 
 
 def _store(result: GateResult, report: dict, db: Optional[str]) -> None:
-    from db.engine import open_db
-    from db.models_ci import GateReport
-
     with open_db(db)() as s, s.begin():
         s.add(GateReport(created_at=datetime.now(timezone.utc), baseline_ref=result.baseline.ref[:512],
                          candidate_ref=result.candidate.ref[:512], baseline_run_id=result.baseline.run_id,
@@ -183,12 +183,8 @@ def gate_cmd(baseline: Optional[str] = typer.Option(None, "--baseline", "-b", he
              remeasure: bool = typer.Option(False, "--remeasure", help="re-run ambiguous/suspicious series here"),
              store: bool = typer.Option(False, "--store", help="store the report in the database")) -> None:
     """Gate a candidate against a baseline: exit 1 on any regression or new failure."""
-    from ci.report_gate import to_json, to_markdown
-
     try:
         if ab:  # the A/B files stand in for the refs; --tier is the tier they are measured in
-            from ci.gate_ab import measure_ab
-
             baseline, candidate = map(str, measure_ab(*ab, tier or "nightly", technique, impl, case, rounds))
         if not (baseline and candidate):
             raise ValueError("give --baseline and --candidate, or --ab BASE_REF HEAD_REF")
@@ -213,6 +209,3 @@ def gate_cmd(baseline: Optional[str] = typer.Option(None, "--baseline", "-b", he
     console.print(f"gate: {'FAIL' if result.failed else 'PASS'}: {counts}", highlight=False)
     raise typer.Exit(result.exit_code)
 
-
-def register(app: typer.Typer) -> None:
-    app.command("gate")(gate_cmd)

@@ -8,8 +8,12 @@ from typing import Optional
 import typer
 from rich.console import Console
 from rich.table import Table
+from sqlalchemy import select
 
+from db.actions import mute
 from db.alerts import mute_matches
+from db.engine import open_db, resolve_url
+from db.models_ci import Mute
 from db.series import SeriesKey
 
 console = Console(stderr=True)
@@ -21,8 +25,6 @@ def _aware(t: Optional[datetime]) -> Optional[datetime]:
 
 
 def _db_exists(db_url: Optional[str]) -> bool:
-    from db.engine import resolve_url
-
     url = resolve_url(db_url)
     if url.startswith("sqlite:///"):
         return Path(url[len("sqlite:///"):]).exists()
@@ -33,11 +35,6 @@ def active_mutes(db_url: Optional[str], now: Optional[datetime] = None) -> list[
     """Mutes in force now, as dicts; none when the database does not exist yet."""
     if not _db_exists(db_url):
         return []
-    from sqlalchemy import select
-
-    from db.engine import open_db
-    from db.models_ci import Mute
-
     now = now or datetime.now(timezone.utc)
     with open_db(db_url)() as s:
         rows = s.scalars(select(Mute).order_by(Mute.id)).all()
@@ -80,9 +77,6 @@ def add(technique: str = typer.Option(..., "--technique", "-t"),
         until: str = typer.Option("14d", "--until", help="ISO date, or a span like 14d / 36h"),
         db: Optional[str] = DB) -> None:
     """Mute a series pattern (empty fields match all) until a date; who and why are required."""
-    from db.actions import mute
-    from db.engine import open_db
-
     if not who.strip() or not why.strip():
         raise typer.BadParameter("--who and --why must not be empty")
     end = parse_until(until)
@@ -104,9 +98,6 @@ def list_(db: Optional[str] = DB) -> None:
 @mute_app.command("remove")
 def remove(mute_id: int = typer.Argument(...), db: Optional[str] = DB) -> None:
     """Delete a mute by id."""
-    from db.engine import open_db
-    from db.models_ci import Mute
-
     with open_db(db, create=False)() as s, s.begin():
         m = s.get(Mute, mute_id)
         if m is None:
@@ -114,6 +105,3 @@ def remove(mute_id: int = typer.Argument(...), db: Optional[str] = DB) -> None:
         s.delete(m)
     console.print(f"mute {mute_id} removed")
 
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(mute_app, name="mute")

@@ -5,7 +5,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from db.engine import NoDatabase, open_db, resolve_url
+from db.ingest import load_any
+from db.series import latest_run_id, run_document
 from db.urls import mask_url
+from runners.code_hash import registry_args, rekey_doc
 from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, key_of
 
 
@@ -38,10 +42,9 @@ class RunData:
 
 
 def load_document(path: str | Path) -> dict:
-    """A validated schema-1 document from a KernelWatch result file or a pytest-benchmark JSON file."""
-    from db.ingest import load_any
-
-    return load_any(path)[0]
+    """A validated schema-1 document from a KernelWatch result file or a pytest-benchmark JSON file,
+    its impl_hash values as today's writer makes them (as stored by ingest)."""
+    return rekey_doc(load_any(path)[0], registry_args)
 
 
 def from_document(ref: str, doc: dict, origin: str) -> RunData:
@@ -56,9 +59,6 @@ def resolve(ref: str, db_url: Optional[str] = None, tier: Optional[str] = None) 
     """REF as a file path first, else a run id / commit / branch in the database (newest run)."""
     if Path(ref).is_file():
         return from_document(ref, load_document(ref), "file")
-    from db.engine import NoDatabase, open_db, resolve_url
-    from db.series import latest_run_id, run_document
-
     try:
         factory = open_db(db_url, create=False)
     except NoDatabase as exc:

@@ -5,6 +5,10 @@ import random
 from dataclasses import dataclass, field
 
 from ci.gate_refs import RunData
+from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, fingerprint, key_of
+from runners.run import RunOptions, execute
+from runners.timing import Protocol
+from suite.registry import get
 
 
 @dataclass
@@ -19,9 +23,6 @@ class Remeasurement:
 
 def host_matches(cand: RunData) -> str | None:
     """None when this host has the candidate's hardware and software keys, else why not."""
-    from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, fingerprint, key_of
-    from runners.timing import Protocol
-
     device = (cand.run.get("env") or {}).get("device") or "cpu"
     theirs = (((cand.run.get("config") or {}).get("protocol") or {}).get("cuda_version", 1))
     ours = Protocol().cuda_version
@@ -38,8 +39,6 @@ def host_matches(cand: RunData) -> str | None:
 
 
 def _tier_of(technique: str, case_id: str, preferred: str) -> str | None:
-    from suite.registry import get
-
     tech = get(technique)
     case = next((c for c in tech.cases if c.id == case_id), None)
     if case is None:
@@ -49,9 +48,6 @@ def _tier_of(technique: str, case_id: str, preferred: str) -> str | None:
 
 def remeasure(cand: RunData, subjects: set[tuple[str, str, str]], timeout_s: float = 600.0) -> Remeasurement:
     """Run correctness (fresh seed) and timing again for (technique, impl, case) subjects."""
-    from runners.run import RunOptions, execute
-    from runners.timing import Protocol
-
     out = Remeasurement()
     out.host_problem = host_matches(cand)
     if out.host_problem:

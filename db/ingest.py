@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from db.models import Benchmark, Environment, Result, Run
 from db.pytest_benchmark import is_pytest_benchmark, to_document
 from db.validate import ResultFileError, load_and_validate, parse_time, validate
+from runners.code_hash import registry_args, rekey_doc
 from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, key_of
 from runners.resultfile import UNREADABLE, read_text
 
@@ -121,7 +122,8 @@ def store_validated(session: Session, docs: list[tuple[str, dict, str]]) -> list
                    error=x["error"], impl_version=x["impl_version"], impl_hash=x["impl_hash"],
                    protocol=(x["stats"] or {}).get("protocol"), params=x["params"], samples=x["samples"],
                    stats=x["stats"])
-            for x in doc["results"])
+            # a run written before impl_hash covered the args: its hashes as today's writer makes them
+            for x in rekey_doc(doc, registry_args)["results"])
         session.flush()
         outcomes[run["id"]] = IngestOutcome(run["id"], True, len(doc["results"]), run.get("finished_at") is None)
     return [outcomes[doc["run"]["id"]] for _, doc, _ in docs]

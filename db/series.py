@@ -12,6 +12,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from db.models import Benchmark, Environment, Result, Run
+from runners.code_hash import HASH_SCHEME
 from runners.resultfile import result_row
 
 
@@ -125,7 +126,7 @@ def run_document(session: Session, run_id: str) -> dict:
               "reason": run.reason, "source": run.source,
               "git": {"commit": run.git_commit, "branch": run.git_branch, "dirty": run.git_dirty,
                       "date": run.git_date.isoformat() if run.git_date else None},
-              "env": dict(env.raw or {}), "config": dict(run.config or {}),
+              "env": dict(env.raw or {}), "config": {**(run.config or {}), "impl_hash": HASH_SCHEME},  # stored: re-keyed
               "hardware_key": env.hardware_key, "software_key": env.software_key}
     return {"schema": 1, "run": header, "results": rows}
 

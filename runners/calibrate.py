@@ -92,9 +92,27 @@ def calibrate(n_seeds: int, out: Path, device: str = "cpu", only: str | None = N
         print(f"{key}: max use {e['max_use']:.3f} ({e['s_per_seed']} s/seed)", flush=True)
 
 
+def rekeyed(entry: dict) -> dict:
+    """An entry calibrated before impl_hash covered the args, on the code that runs now (its hash is
+    that code's import-closure hash), with today's hash; any other entry as it is."""
+    from runners.code_hash import closure_hash, impl_hash
+    from suite.registry import get
+
+    tname, iname, _ = entry["check"].split("/", 2)
+    try:
+        tech = get(tname)
+        impl = tech.impl(iname)
+    except KeyError:
+        return entry
+    if impl.args and entry["impl_hash"] == closure_hash(impl.target.partition(":")[0]):
+        return {**entry, "impl_hash": impl_hash(tech, impl)}
+    return entry
+
+
 def merge(path: Path, entries: list[dict]) -> None:
-    """Write entries into the calibration file at path, replacing those of the same checks."""
-    old = json.loads(path.read_text())["entries"] if path.exists() else []
+    """Write entries into the calibration file at path, replacing those of the same checks (entries
+    calibrated before impl_hash covered the args re-keyed on the way)."""
+    old = [rekeyed(e) for e in json.loads(path.read_text())["entries"]] if path.exists() else []
     merged = {e["check"]: e for e in old}
     for e in entries:
         merged[e["check"]] = combined(merged.get(e["check"]), e)
@@ -110,8 +128,13 @@ def main() -> None:
     ap.add_argument("--only", help="substring of technique/impl/case")
     ap.add_argument("--part", default="0/1", help="I/N: every N-th check from the I-th")
     ap.add_argument("--salt", type=int, default=0, help="which draw of seeds (draws add up per check)")
+    ap.add_argument("--rekey", action="store_true", help="only re-key entries calibrated before impl_hash "
+                    "covered the args (on the code that runs now) and exit")
     args = ap.parse_args()
     os.environ.setdefault("TRITON_INTERPRET", "1")
+    if args.rekey:
+        merge(Path(args.out), [])
+        return
     i, n = map(int, args.part.split("/"))
     calibrate(args.seeds, Path(args.out), only=args.only, part=(i, n), salt=args.salt)
     entries = json.loads(Path(args.out).read_text())["entries"]

@@ -9,6 +9,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from runners import tree_cli
+from runners.cli_options import CASE, DEVICE, IMPL, MEMORY, REASON, REPEAT, SEED, TECH, TIER, TIMEOUT
 from runners.progress import reporter
 from runners.run import RunOptions, execute
 from runners.summary import full_table, summary_lines, verdict_line, wrap
@@ -74,20 +76,6 @@ def options(tier, technique, impl, case, device, reason, timeout, seed, memory_g
                       device=device, reason=reason, timeout_s=timeout, seed=seed, memory_gb=memory_gb)
 
 
-TIER = typer.Option("smoke", "--tier", help="smoke | smoke_full | nightly | full")
-TECH = typer.Option(None, "--technique", "-t", help="repeatable")
-IMPL = typer.Option(None, "--impl", "-i", help="repeatable")
-CASE = typer.Option(None, "--case", "-c", help="repeatable")
-DEVICE = typer.Option("auto", "--device", help="auto | cuda | cpu")
-REASON = typer.Option("manual", "--reason", help="manual | nightly | pr | ...")
-TIMEOUT = typer.Option(600.0, "--timeout", help="seconds per job before it is killed")
-SEED = typer.Option(None, "--seed", help="base seed (default: random, recorded)")
-MEMORY = typer.Option(None, "--memory-limit", help="GiB of resident memory per job before it is killed "
-                      "(default: half of this host's memory)")
-REPEAT = typer.Option(1, "--repeat", min=1, help="run the selection N times back to back, one result file "
-                     "each (run-to-run noise for `kwatch detect-bench --runs`)")
-
-
 @app.command("run")
 def run_cmd(tier: str = TIER, technique: Optional[list[str]] = TECH, impl: Optional[list[str]] = IMPL,
             case: Optional[list[str]] = CASE, out: Optional[str] = typer.Option(None, "--out", "-o"),
@@ -131,6 +119,6 @@ def numbered(path: str, i: int) -> str:
     return f"{path}_{i:02d}"
 
 
-from runners.tree_cli import register as _register_tree_commands  # noqa: E402  (needs `app` above)
-
-_register_tree_commands(app)
+app.command("export-trees")(tree_cli.export_cmd)
+app.command("backfill")(tree_cli.backfill_cmd)
+app.command("ab")(tree_cli.ab_cmd)

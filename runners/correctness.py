@@ -50,6 +50,8 @@ def check(tech, impl, case, fn, device: str, seeds: list[int], cache: ReferenceC
     make_inputs, reference = resolve(tech.make_inputs), resolve(tech.reference)
     empty_output = resolve(tech.empty_output)
     tol = tech.tolerances[impl.accuracy]
+    if tol.atol is not None:
+        return _check_elementwise(tech, case, fn, device, seeds, cache, tol)
     lowp = resolve(tol.lowp)
     v = Verdict(ok=True)
     for seed in seeds:
@@ -76,5 +78,36 @@ def check(tech, impl, case, fn, device: str, seeds: list[int], cache: ReferenceC
             v.ok = False
             v.message = (f"seed {seed}: rel_err {err:.3e} > tolerance {bound:.3e} "
                          f"({tol.k:g} x {impl.accuracy} low-precision error {lowp_err:.3e})")
+            break
+    return v
+
+
+def _check_elementwise(tech, case, fn, device: str, seeds: list[int], cache: ReferenceCache, tol) -> Verdict:
+    """As check, under the elementwise rule of tol (atol, rtol); the error is max |out - ref|."""
+    import torch
+
+    make_inputs, reference = resolve(tech.make_inputs), resolve(tech.reference)
+    v = Verdict(ok=True, tolerance=tol.atol)
+    for seed in seeds:
+        ref = cache.get((tech.name, case.id, seed, "ref"),
+                        lambda: reference(**make_inputs(case.params, seed, device)))
+        out = resolve(tech.empty_output)(case.params, device)
+        out.fill_(float("nan"))
+        fn(out, **make_inputs(case.params, seed, device))
+        if device == "cuda":
+            torch.cuda.synchronize()
+        if out.shape != ref.shape:  # an implementation may hand back its own tensor (Tensor.set_)
+            v.ok, v.message = False, f"seed {seed}: output shape {tuple(out.shape)} != expected {tuple(ref.shape)}"
+            break
+        got, want = out.double(), ref.double()
+        if torch.isnan(got).any() and not torch.isnan(want).any():
+            n = int(torch.isnan(got).sum())
+            v.ok, v.message = False, f"seed {seed}: {n} of {out.numel()} outputs NaN (unwritten or invalid)"
+            break
+        err = float((got - want).abs().max()) if got.numel() else 0.0
+        v.errors.append(err)
+        if not torch.allclose(got, want, atol=tol.atol, rtol=tol.rtol, equal_nan=True):
+            v.ok = False
+            v.message = f"seed {seed}: max abs error {err:.3g} outside atol={tol.atol:g}, rtol={tol.rtol:g}"
             break
     return v

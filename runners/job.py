@@ -1,6 +1,7 @@
 """One job: check an implementation on one case, then time it, and return its result rows."""
 from __future__ import annotations
 
+import json
 import sys
 import time
 import traceback
@@ -11,7 +12,23 @@ from runners.env import sm_clock_mhz
 from runners.placements import operand_bytes, placed_copies
 from runners.resultfile import result_row
 from runners.timing import Protocol, measure
-from suite.spec import Metric, implementation, resolve
+from suite.registry import get
+from suite.spec import ERROR_METRICS, Metric, implementation, resolve
+
+
+def technique_of(job: dict):
+    """The job's technique: from the registry by name, or built by the job's `source`
+    ({"target": "module:function", "args": {...}}, e.g. runners.kernelbench:technique)."""
+    source = job.get("source")
+    if not source:
+        return get(job["technique"])
+    key = json.dumps(source, sort_keys=True)
+    if key not in _built:
+        _built[key] = resolve(source["target"])(**source["args"])
+    return _built[key]
+
+
+_built: dict[str, object] = {}
 
 CEILING_SHARE = Metric("ceiling_share", "1", "higher")  # bytes / time over the ceiling measured in the job
 
@@ -57,7 +74,7 @@ def run_job(tech, impl, case, device: str, seed0: int, proto: Protocol, cache: R
     for _, t in tuners:
         t.best_config = None
     verdict = check(tech, impl, case, fn, device, seeds, cache)
-    err_metric = next((m for m in tech.metrics if m.name == "rel_err"), None)
+    err_metric = next((m for m in tech.metrics if m.name in ERROR_METRICS), None)
     rows: list[dict] = []
     common_stats = {"seeds": seeds, "tolerance": verdict.tolerance,
                     "lowp_errors": verdict.lowp_errors, "accuracy_class": impl.accuracy}
@@ -69,7 +86,7 @@ def run_job(tech, impl, case, device: str, seed0: int, proto: Protocol, cache: R
                  stats=dict(common_stats), status="ok" if verdict.ok else "failed_correctness",
                  error=verdict.message)
         rows.append(r)
-    timed = [m for m in tech.metrics if m.name != "rel_err"]
+    timed = [m for m in tech.metrics if m.name not in ERROR_METRICS]
     if not verdict.ok:
         for m in timed:
             r = base_row(tech, impl, case, m, ihash)

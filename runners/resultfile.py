@@ -10,6 +10,8 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
+from runners.code_hash import HASH_SCHEME
+
 SCHEMA = 1
 SCHEMA_PATH = Path(__file__).with_name("result_schema.json")  # the JSON schema of this file
 STATUSES = ("ok", "failed_correctness", "error", "skipped")
@@ -36,9 +38,9 @@ def now_iso() -> str:
 
 
 def new_run(tier: str, reason: str, git: dict, env: dict, config: dict | None = None) -> dict:
-    """The run header: id, started_at, tier, reason, git, env, config."""
+    """The run header: id, started_at, tier, reason, git, env, config (which names the impl_hash scheme)."""
     return {"id": uuid.uuid4().hex, "started_at": now_iso(), "finished_at": None, "tier": tier,
-            "reason": reason, "git": git, "env": env, "config": config or {}}
+            "reason": reason, "git": git, "env": env, "config": {**(config or {}), "impl_hash": HASH_SCHEME}}
 
 
 class ResultFile:

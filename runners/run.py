@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 from runners.code_hash import impl_hash
 from runners.env import fingerprint, git_state
-from runners.job import rows_with_status
+from runners.job import rows_with_status, technique_of
 from runners.pool import ROOT, Worker, WorkerFailure
 from runners.resultfile import ResultFile, new_run
 from runners.timing import Protocol
@@ -26,6 +26,10 @@ class RunOptions:
     memory_gb: float | None = None  # resident memory a job may hold (default: half of this host's)
     seed: int | None = None
     protocol: Protocol | None = None  # default: Protocol(), or SMOKE_PROTOCOL for the smoke tier
+    # A technique built at run time instead of the registry's: {"target": "module:function", "args":
+    # {...}} returning it, called here and in each worker (runners.kernelbench:technique).
+    source: dict | None = None
+    isolate_cases: bool = False  # a fresh worker process for each case (code under test not trusted)
 
     def __post_init__(self) -> None:
         if self.protocol is None:
@@ -64,7 +68,10 @@ def skipped_rows(tech, impl, case, caps: set[str], device: str) -> list[dict] | 
 def plan(opts: RunOptions):
     """(technique, impl, case) triples selected by the options, ordered so a case's
     oracle is computed once; unknown names raise KeyError naming the known ones."""
-    techs = [get(n) for n in opts.techniques] if opts.techniques else list(techniques().values())
+    if opts.source:
+        techs = [technique_of({"source": opts.source})]
+    else:
+        techs = [get(n) for n in opts.techniques] if opts.techniques else list(techniques().values())
     jobs = []
     for tech in techs:
         impls = ([tech.impl(n) for n in opts.impls if n in {i.name for i in tech.impls}] if opts.impls
@@ -88,9 +95,11 @@ def plan(opts: RunOptions):
     return jobs
 
 
-def execute(opts: RunOptions, out_path=None, on_result=None, progress=None, worker: Worker | None = None) -> ResultFile:
+def execute(opts: RunOptions, out_path=None, on_result=None, progress=None, worker: Worker | None = None,
+            wanted=None) -> ResultFile:
     """Run every planned job and return the result file (written to out_path as it goes); `worker`, when
-    given, is a long-lived worker process to use first (left open: a fleet worker keeps it between runs)."""
+    given, is a long-lived worker process to use first (left open: a fleet worker keeps it between runs);
+    `wanted(tech, impl, case, rows so far)`, when given, says whether a job still runs (False: no rows)."""
     import torch
 
     device = opts.device if opts.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
@@ -102,18 +111,25 @@ def execute(opts: RunOptions, out_path=None, on_result=None, progress=None, work
               "protocol": asdict(opts.protocol)}
     rf = ResultFile(out_path, new_run(opts.tier, opts.reason, git_state(str(ROOT)), env, config))
     caps = _capabilities(device)
-    lent = worker
+    lent, last_case = worker, None
     try:
         for n, (tech, impl, case) in enumerate(jobs):
             if progress:
                 progress(n, len(jobs), f"{tech.name}/{impl.name}/{case.id}")
+            if wanted is not None and not wanted(tech, impl, case, rf.results):
+                continue
+            if opts.isolate_cases and worker is not None and (tech.name, case.id) != last_case:
+                if worker is not lent:
+                    worker.close()
+                worker = None
+            last_case = (tech.name, case.id)
             rows = skipped_rows(tech, impl, case, caps, device)
             if rows is None:
                 if worker is None or not worker.alive():
                     worker = Worker(interpret_triton=device == "cpu",
                                     memory_limit=int(opts.memory_gb * 2**30) if opts.memory_gb else None)
                 job = {"id": n, "technique": tech.name, "impl": impl.name, "case": case.id,
-                       "device": device, "seed": seed, "protocol": asdict(opts.protocol)}
+                       "device": device, "seed": seed, "protocol": asdict(opts.protocol), "source": opts.source}
                 t0 = time.perf_counter()
                 try:
                     rows = worker.submit(job, opts.timeout_s)

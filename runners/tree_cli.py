@@ -9,9 +9,9 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from runners.cli import CASE, DEVICE, IMPL, TECH, TIMEOUT
 from runners.backfill import backfill_tree, run_ab, spec_of
 from runners.tree_run import IMPORT_FAILED
+from runners.cli_options import CASE, DEVICE, IMPL, TECH, TIMEOUT
 from runners.trees import commit_info, commits, export, find, listed, read_info
 
 console = Console(stderr=True)
@@ -75,8 +75,3 @@ def ab_files(out_dir: Path, name: str) -> tuple[Path, Path]:
     """The two result files of an A/B run: (base, head)."""
     return Path(out_dir) / f"{name}_base.json.gz", Path(out_dir) / f"{name}_head.json.gz"
 
-
-def register(app: typer.Typer) -> None:
-    app.command("export-trees")(export_cmd)
-    app.command("backfill")(backfill_cmd)
-    app.command("ab")(ab_cmd)

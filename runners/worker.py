@@ -24,14 +24,13 @@ def main() -> None:
     # Imported after the redirect: whatever they (and the kernels they load) print goes to stderr.
     from runners.code_hash import impl_hash
     from runners.correctness import ReferenceCache
-    from runners.job import describe_exception, rows_with_status, run_job
+    from runners.job import describe_exception, rows_with_status, run_job, technique_of
     from runners.timing import Protocol
-    from suite.registry import get
 
     cache = ReferenceCache()
     for line in sys.stdin:
         job = json.loads(line)
-        tech = get(job["technique"])
+        tech = technique_of(job)
         impl, case = tech.impl(job["impl"]), tech.case(job["case"])
         fatal = False
         try:

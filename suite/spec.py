@@ -29,6 +29,8 @@ LATENCY = Metric("latency_ms", "ms", "lower")
 TFLOPS = Metric("tflops", "TFLOP/s", "higher")
 REL_ERR = Metric("rel_err", "1", "lower")
 GBPS = Metric("gbps", "GB/s", "higher")  # a rate: needs Technique.work["gbps"] (bytes per call * 1e-9)
+MAX_ABS_ERR = Metric("max_abs_err", "1", "lower")
+ERROR_METRICS = ("rel_err", "max_abs_err")  # the check's error, recorded per seed; not timed
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,10 @@ class Tolerance:
     lowp: str
     k: float = 4.0
     floor: float = 1e-12
+    # Set: the elementwise rule |out - ref| <= atol + rtol |ref| instead (KernelBench's, whose
+    # reference is the problem's own model, not an fp64 oracle); `lowp` is then not run.
+    atol: float | None = None
+    rtol: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -114,7 +120,7 @@ class Technique:
         if unknown:
             raise ValueError(f"technique {self.name}: smoke names unknown implementations {unknown}")
         for m in self.metrics:
-            rate = m.name not in ("latency_ms", "rel_err")
+            rate = m.name not in ("latency_ms", *ERROR_METRICS)
             if rate and m.name not in self.work and not (m.name == "tflops" and self.flops):
                 raise ValueError(f"technique {self.name}: metric {m.name} has no work formula")
         if self.ceiling and not self.bytes:

@@ -101,9 +101,11 @@ if metric == "latency_ms":
     res = noise_table(points)
     noisy = res[res["too noisy"]]
     if not noisy.empty:
+        named = ", ".join(f"{i} · {h} · {trend_chart.short_protocol(p)}: {r:.0%}" for i, h, p, r in
+                          zip(noisy["impl"], noisy["hardware"], noisy["protocol"], noisy["smallest step found"]))
         st.warning(f"{len(noisy)} of {len(res)} lines scatter too much night to night for a 5 % change to be "
-                   f"found within 2 nights ({', '.join(f'{i}: {r:.0%}' for i, r in zip(noisy['impl'], noisy['smallest step found']))}"
-                   "): measure them more quietly before trusting a quiet history.")
+                   f"found within 2 nights ({md_text(named)}): measure them more quietly before trusting a quiet "
+                   "history.")
     with st.expander("detector resolution (each line's reference nights: since its last change, at most 60)"):
         st.dataframe(res, hide_index=True, column_config={
             "night CV": st.column_config.NumberColumn(format="percent"),

@@ -9,8 +9,8 @@ import triton
 import triton.language as tl
 
 from suite.lib.interp import interpreting
-from suite.techniques.gemm_fp32_emulation.triton_tiles import (configs_from, grouped_tile, split, to_f32,
-                                                                     keep_listed)
+from suite.techniques.gemm_fp32_emulation.triton_tiles import (compile_only, configs_from, grouped_tile,
+                                                                     keep_listed, split, to_f32)
 
 # Per scheme: two groups of (A plane, B plane) pairs, smallest magnitude first, hi*hi last.
 # Group sizes are powers of two (Triton tile shapes); planes are packed 2 bits a block.
@@ -96,19 +96,40 @@ def cat_gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, a_plane, b_plane, sam, sak, sb
              mask=(cm[:, None] < M) & (cn[None, :] < N))
 
 
+def _groups(scheme: str) -> dict:
+    """The scheme's two product groups as the kernel's block counts and packed planes."""
+    g1, g2 = GROUPS[scheme]
+    return dict(NB1=len(g1), PA1=pack([i for i, _ in g1]), PB1=pack([j for _, j in g1]),
+                NB2=len(g2), PA2=pack([i for i, _ in g2]), PB2=pack([j for _, j in g2]))
+
+
+def _kernel_args(pa, pb, out, scheme: str) -> dict:
+    """cat_gemm_kernel's arguments by name (autotuned ones left out) for planes pa, pb and out."""
+    _, M, K = pa.shape
+    return dict(a_ptr=pa, b_ptr=pb, c_ptr=out, M=M, N=pb.shape[2], K=K, a_plane=pa.stride(0),
+                b_plane=pb.stride(0), sam=pa.stride(1), sak=pa.stride(2), sbk=pb.stride(1), sbn=pb.stride(2),
+                scm=out.stride(0), scn=out.stride(1), UPCAST=interpreting(), **_groups(scheme))
+
+
 def gemm(pa: torch.Tensor, pb: torch.Tensor, out: torch.Tensor, scheme: str) -> None:
     """out (M,N) fp32 = sum of the scheme's products of bf16 planes pa (P,M,K) and pb (P,K,N)."""
-    _, M, K = pa.shape
-    N = pb.shape[2]
+    M, N = out.shape
     if interpreting():
         pa, pb = pa.view(torch.int16), pb.view(torch.int16)
-    g1, g2 = GROUPS[scheme]
     grid = lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)
-    cat_gemm_kernel[grid](pa, pb, out, M, N, K, pa.stride(0), pb.stride(0), pa.stride(1), pa.stride(2),
-                          pb.stride(1), pb.stride(2), out.stride(0), out.stride(1),
-                          NB1=len(g1), PA1=pack([i for i, _ in g1]), PB1=pack([j for _, j in g1]),
-                          NB2=len(g2), PA2=pack([i for i, _ in g2]), PB2=pack([j for _, j in g2]),
-                          UPCAST=interpreting())
+    cat_gemm_kernel[grid](**_kernel_args(pa, pb, out, scheme))
+
+
+def configs_for(scheme: str) -> list[triton.Config]:
+    """The autotune configs a variant tries."""
+    return prune_configs(autotune_configs(), {}, **_groups(scheme))
+
+
+def compile_for(config: triton.Config, scheme: str, n: int = 256, device: str = "cuda") -> None:
+    """Compile one config of a variant on (n, n) operands (n % 16 == 0, as every GPU case), no launch."""
+    planes = torch.empty(3, n, n, device=device, dtype=torch.bfloat16)
+    out = torch.empty(n, n, device=device)
+    compile_only(cat_gemm_kernel, config, _kernel_args(planes, planes, out, scheme))
 
 
 def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, scheme: str) -> None:

@@ -6,6 +6,7 @@ import triton
 import triton.language as tl
 
 from suite.lib.interp import interpreting
+from suite.techniques.gemm_fp32_emulation.triton_tiles import compile_only
 
 
 def autotune_configs() -> list[triton.Config]:
@@ -38,15 +39,26 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
              mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
+def _kernel_args(a, b, out, precision: str) -> dict:
+    """gemm_kernel's arguments by name (autotuned ones left out)."""
+    M, K = a.shape
+    return dict(a_ptr=a, b_ptr=b, c_ptr=out, M=M, N=b.shape[1], K=K, sam=a.stride(0), sak=a.stride(1),
+                sbk=b.stride(0), sbn=b.stride(1), scm=out.stride(0), scn=out.stride(1), PRECISION=precision)
+
+
 def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, precision: str) -> None:
     """out (M,N) fp32 = a (M,K) fp32 @ b (K,N) fp32."""
-    M, K = a.shape
-    N = b.shape[1]
+    M, N = out.shape
     if interpreting():
         precision = "ieee"  # the interpreter computes fp32 dots in numpy; precision is moot there
     grid = lambda meta: (triton.cdiv(M, meta["BM"]), triton.cdiv(N, meta["BN"]))
-    gemm_kernel[grid](a, b, out, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                      out.stride(0), out.stride(1), PRECISION=precision)
+    gemm_kernel[grid](**_kernel_args(a, b, out, precision))
+
+
+def compile_for(config: triton.Config, precision: str, n: int = 256, device: str = "cuda") -> None:
+    """Compile one config of a variant on (n, n) operands (n % 16 == 0, as every GPU case), no launch."""
+    x = torch.empty(n, n, device=device)
+    compile_only(gemm_kernel, config, _kernel_args(x, x, x, precision))
 
 
 def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, precision: str) -> None:

@@ -7,8 +7,8 @@ import triton
 import triton.language as tl
 
 from suite.lib.interp import interpreting
-from suite.techniques.gemm_fp32_emulation.triton_tiles import (configs_from, grouped_tile, keep_listed,
-                                                                   products, split)
+from suite.techniques.gemm_fp32_emulation.triton_tiles import (compile_only, configs_from, grouped_tile,
+                                                                   keep_listed, products, split)
 
 _NPROD = {"bf16x3": 3, "tf32x3": 3, "bf16x6": 6, "bf16x9": 9}
 
@@ -90,17 +90,37 @@ def plane_gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, a_plane, b_plane, sam, sak, 
              mask=(cm[:, None] < M) & (cn[None, :] < N))
 
 
+def _kernel_args(pa, pb, out, scheme: str, promote: bool) -> dict:
+    """plane_gemm_kernel's arguments by name (autotuned ones left out) for planes pa, pb and out."""
+    _, M, K = pa.shape
+    return dict(a_ptr=pa, b_ptr=pb, c_ptr=out, M=M, N=pb.shape[2], K=K, a_plane=pa.stride(0),
+                b_plane=pb.stride(0), sam=pa.stride(1), sak=pa.stride(2), sbk=pb.stride(1), sbn=pb.stride(2),
+                scm=out.stride(0), scn=out.stride(1), NPROD=_NPROD[scheme], PROMOTE=promote,
+                UPCAST=interpreting(), TF32=scheme.startswith("tf32"))
+
+
 def gemm(pa: torch.Tensor, pb: torch.Tensor, out: torch.Tensor, scheme: str, promote: bool = True) -> None:
     """out (M,N) fp32 = sum of the scheme's products of planes pa (P,M,K) and pb (P,K,N)."""
-    _, M, K = pa.shape
-    N = pb.shape[2]
+    M, N = out.shape
     if interpreting() and pa.dtype == torch.bfloat16:
         pa, pb = pa.view(torch.int16), pb.view(torch.int16)
     grid = lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)
-    plane_gemm_kernel[grid](pa, pb, out, M, N, K, pa.stride(0), pb.stride(0), pa.stride(1),
-                            pa.stride(2), pb.stride(1), pb.stride(2), out.stride(0), out.stride(1),
-                            NPROD=_NPROD[scheme], PROMOTE=promote, UPCAST=interpreting(),
-                            TF32=scheme.startswith("tf32"))
+    plane_gemm_kernel[grid](**_kernel_args(pa, pb, out, scheme, promote))
+
+
+def configs_for(scheme: str, promote: bool = True) -> list[triton.Config]:
+    """The autotune configs a variant tries."""
+    return prune_configs(autotune_configs(), {}, NPROD=_NPROD[scheme], PROMOTE=promote,
+                         TF32=scheme.startswith("tf32"))
+
+
+def compile_for(config: triton.Config, scheme: str, promote: bool = True, n: int = 256,
+                device: str = "cuda") -> None:
+    """Compile one config of a variant on (n, n) operands (n % 16 == 0, as every GPU case), no launch."""
+    planes = torch.empty(2 if _NPROD[scheme] == 3 else 3, n, n, device=device,
+                         dtype=torch.float32 if scheme.startswith("tf32") else torch.bfloat16)
+    out = torch.empty(n, n, device=device)
+    compile_only(plane_gemm_kernel, config, _kernel_args(planes, planes, out, scheme, promote))
 
 
 def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, scheme: str, promote: bool = True) -> None:

@@ -8,8 +8,8 @@ import triton
 import triton.language as tl
 
 from suite.lib.interp import interpreting
-from suite.techniques.gemm_fp32_emulation.triton_tiles import (configs_from, grouped_tile, products,
-                                                                     round_bf16)
+from suite.techniques.gemm_fp32_emulation.triton_tiles import (compile_only, configs_from, grouped_tile,
+                                                                     products, round_bf16)
 
 _NPROD = {"bf16x3": 3, "bf16x6": 6, "bf16x9": 9}
 
@@ -72,15 +72,25 @@ def regsplit_gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, 
              mask=(cm[:, None] < M) & (cn[None, :] < N))
 
 
+def _kernel_args(a, b, out, scheme: str) -> dict:
+    """regsplit_gemm_kernel's arguments by name (autotuned ones left out)."""
+    M, K = a.shape
+    return dict(a_ptr=a, b_ptr=b, c_ptr=out, M=M, N=b.shape[1], K=K, sam=a.stride(0), sak=a.stride(1),
+                sbk=b.stride(0), sbn=b.stride(1), scm=out.stride(0), scn=out.stride(1), NPROD=_NPROD[scheme],
+                PIECES=2 if scheme == "bf16x3" else 3, UPCAST=interpreting())
+
+
 def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, scheme: str) -> None:
     """out (M,N) fp32 = a (M,K) fp32 @ b (K,N) fp32 under `scheme`, split in registers."""
-    M, K = a.shape
-    N = b.shape[1]
+    M, N = out.shape
     grid = lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)
-    regsplit_gemm_kernel[grid](a, b, out, M, N, K, a.stride(0), a.stride(1), b.stride(0),
-                               b.stride(1), out.stride(0), out.stride(1), NPROD=_NPROD[scheme],
-                               PIECES=2 if scheme == "bf16x3" else 3,
-                               UPCAST=interpreting())
+    regsplit_gemm_kernel[grid](**_kernel_args(a, b, out, scheme))
+
+
+def compile_for(config: triton.Config, scheme: str, n: int = 256, device: str = "cuda") -> None:
+    """Compile one config of a variant on (n, n) operands (n % 16 == 0, as every GPU case), no launch."""
+    x = torch.empty(n, n, device=device)
+    compile_only(regsplit_gemm_kernel, config, _kernel_args(x, x, x, scheme))
 
 
 def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, scheme: str) -> None:

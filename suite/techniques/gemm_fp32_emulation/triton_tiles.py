@@ -116,6 +116,12 @@ def configs_from(shapes, interp_bk: int) -> list[triton.Config]:
             for bm, bn, bk, s, w in sorted(set(shapes))]
 
 
+def compile_only(kernel, config: triton.Config, args: dict) -> None:
+    """Compile an autotuned kernel for one of its configs with these named arguments, without a
+    launch (fills Triton's cache)."""
+    kernel.fn.warmup(grid=(1,), **args, **config.all_kwargs())
+
+
 def keep_listed(configs, want) -> list:
     """The configs whose (BM, BN, BK, stages, warps) are in `want` (the first one if none is)."""
     if interpreting():
