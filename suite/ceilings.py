@@ -53,4 +53,4 @@ def ceilings_from_rows(rows: list[dict]) -> dict[str, dict]:
         c = (r.get("stats") or {}).get("ceiling")
         if c:
             out[c["key"]] = {"value": c["value"] * (c.get("divisor") or 1), "unit": c["unit"]}
-    return out
+    return {k: out[k] for k in sorted(out, key=lambda k: list(CEILINGS).index(k) if k in CEILINGS else len(CEILINGS))}
