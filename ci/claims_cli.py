@@ -47,7 +47,8 @@ How a status is decided (code: `db/claims.py`, `suite/claims/spec.py`; tests: `t
   analog", never as its status. Claims whose hardware is "any" (numerics, arithmetic) count every
   run; CPU runs only where the claim says numerics are the same there.
 - **Commits**: only runs that record their git commit count. A result that cannot be traced to its
-  code backs no claim; such a claim is pending and its evidence says which runs lack the commit.
+  code backs no claim; such a claim is pending, its evidence says "needs a re-run" and which runs
+  lack the commit.
 - Measured claims use the latest stored run on matching hardware; arithmetic claims
   (measured_by "arithmetic") are recomputed from their stated inputs. "ours" marks a page figure
   tested by our own timing (the hardware column says where).
@@ -76,6 +77,8 @@ def _ours(row: dict) -> str:
     parts = [_value(row) if row["value"] is not None else "", _projection(row)]
     if row["analog"] is not None:
         parts.append(f"our analog {row['analog']:.4g} {row.get('analog_unit') or ''}".rstrip())
+    if "needs a re-run" in (row["detail"] or ""):
+        parts.append("needs a re-run (its runs record no commit)")
     return "; ".join(p for p in parts if p)
 
 
@@ -120,7 +123,7 @@ def render_markdown(rows: list[dict], sources: dict | None = None) -> str:
         out.append("")
     out += ["| status | claims |", "| --- | --- |"]
     out += [f"| {s} | {n} |" for s, n in counts(rows).items()]
-    unbacked = [r["id"] for r in rows if "only runs without a git commit" in (r["detail"] or "")]
+    unbacked = [r["id"] for r in rows if "needs a re-run" in (r["detail"] or "")]
     if unbacked:
         out += ["", "Claims whose only measurements come from runs without a commit (pending until re-run "
                 "from a commit): " + ", ".join(f"[{i}](#{i})" for i in unbacked)]
