@@ -122,17 +122,18 @@ def test_gate_report_shows_shares_from_a_file_and_from_the_database(db_url):
 
 
 def test_trend_hover_carries_the_share(sqlite_url):
-    from dashboard.plots import trend_figure, with_spread
+    from dashboard.plots import with_spread
+    from dashboard.trend_chart import prepare, trend_figure
     from db.queries import series_points
 
     doc = _doc("ceilings_emulation.json.gz")
     ingest_docs(open_db(sqlite_url), [("h200", doc)])
     frame = run_results(sqlite_url, doc["run"]["id"])
-    ids = tuple(int(i) for i in frame[frame["impl"] == "triton_bf16x9"]["benchmark_id"].unique())
-    points = with_spread(series_points(sqlite_url, ids, "tflops"))
-    fig = trend_figure(points, "case_id", unit="TFLOP/s")
-    shares = [c[3] for tr in fig.data if tr.customdata is not None for c in tr.customdata]
-    assert len(shares) == 2 and all(s.endswith("% of bf16/9") for s in shares)
-    assert "share of ceiling" in fig.data[0].hovertemplate
-    latency = with_spread(series_points(sqlite_url, ids, "latency_ms"))
-    assert {c[3] for tr in trend_figure(latency, "case_id").data for c in tr.customdata} == {"-"}
+    ids = tuple(int(i) for i in frame[(frame["impl"] == "triton_bf16x9")
+                                     & (frame["case_id"] == "m8192n8192k8192")]["benchmark_id"].unique())
+    for x in ("started_at", "commit"):
+        fig = trend_figure(prepare(with_spread(series_points(sqlite_url, ids, "tflops"))), x=x, unit="TFLOP/s")
+        [share] = [c[9] for tr in fig.data if tr.customdata is not None for c in tr.customdata]
+        assert share.endswith("% of bf16/9") and "share of ceiling" in fig.data[0].hovertemplate
+    latency = prepare(with_spread(series_points(sqlite_url, ids, "latency_ms")))
+    assert {c[9] for tr in trend_figure(latency).data if tr.customdata is not None for c in tr.customdata} == {"-"}
