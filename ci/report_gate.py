@@ -5,6 +5,7 @@ from collections import defaultdict
 
 from ci.gate_compare import SEVERITY, SeriesVerdict
 from db.escape import md_code, md_text
+from suite.ceilings import ceilings_from_rows, ceilings_line, share_text
 
 ICON = {"regressed": "🔴", "failed correctness": "❌", "errored": "💥", "improved": "🟢", "stable": "⚪",
         "expected failure": "🔹", "insufficient data": "❔", "missing baseline": "➖"}
@@ -73,7 +74,21 @@ def _separating_param(bad: list[SeriesVerdict], good: list[SeriesVerdict]) -> st
     return None
 
 
-def _row(v: SeriesVerdict) -> str:
+def ceiling_shares(result) -> dict[tuple, tuple[str, str]]:
+    """(technique, impl, case, metric) -> (baseline, candidate) share of the run's ceiling ("-": none)."""
+    side = lambda rows: {(r["technique"], r["impl"], r["case"], r["metric"]): share_text(r.get("stats"))
+                         for r in rows}
+    base, cand = side(result.baseline.rows), side(result.candidate.rows)
+    return {k: (base.get(k, "-"), cand.get(k, "-")) for k in base.keys() | cand.keys()}
+
+
+def _share(v: SeriesVerdict, shares: dict) -> str:
+    k = v.key
+    b, c = shares.get((k.technique, k.impl, k.case_id, k.metric), ("-", "-"))
+    return c if b in ("-", c) else f"{b} → {c}"
+
+
+def _row(v: SeriesVerdict, shares: dict | None = None) -> str:
     tags = []
     if v.muted:
         tags.append("muted")
@@ -85,12 +100,12 @@ def _row(v: SeriesVerdict) -> str:
     p = "—" if v.p_value is None else (f"{v.p_value:.2g}" if v.p_value > 0 else "<1e-300")
     return (f"| {ICON.get(v.status, '') if v.gated else '⚪'} {v.label}{tag} | "
             f"{md_code(f'{v.key.technique}/{v.key.impl}')} | {md_code(v.key.case_id)} | {md_text(v.key.metric)} | "
-            f"{_spread(v, 'b')} | {_spread(v, 'c')} | {_change(v)} | {p} | {v.n_baseline}/{v.n_candidate} | "
+            f"{_spread(v, 'b')} | {_spread(v, 'c')} | {md_text(_share(v, shares or {}))} | {_change(v)} | {p} | {v.n_baseline}/{v.n_candidate} | "
             f"{md_text(v.reason, 180)} |")
 
 
-HEADER = ("| status | technique/impl | case | metric | baseline | candidate | change [95% CI] | p | n b/c | why |\n"
-          "|---|---|---|---|---|---|---|---|---|---|")
+HEADER = ("| status | technique/impl | case | metric | baseline | candidate | share of ceiling | change [95% CI] | p "
+          "| n b/c | why |\n|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def rules_line(th) -> str:
@@ -110,15 +125,18 @@ def to_markdown(result) -> str:
     th = result.thresholds
     counts = result.counts()
     blocking = [v for v in result.ordered() if v.blocking]
+    shares = ceiling_shares(result)
     head = "❌ **FAIL**" if result.failed else "✅ **PASS**"
     lines = [f"## KernelWatch gate: {head}", "",
              f"- baseline: {md_text(result.baseline.describe())}",
              f"- candidate: {md_text(result.candidate.describe())}",
+             *(f"- {side} {md_text(ceilings_line(d.run.get('ceilings') or ceilings_from_rows(d.rows)))}"
+               for side, d in (("baseline", result.baseline), ("candidate", result.candidate))),
              "- " + ", ".join(f"{ICON.get(s, '')} {n} {s}" for s, n in sorted(counts.items(), key=lambda x: SEVERITY.get(x[0], 99))),
              "- rules (db/verdict): " + rules_line(th),
              f"- re-measuring: {result.remeasure_note}", ""]
     if blocking:
-        lines += [f"### Blocking ({len(blocking)})", "", HEADER] + [_row(v) for v in blocking] + [""]
+        lines += [f"### Blocking ({len(blocking)})", "", HEADER] + [_row(v, shares) for v in blocking] + [""]
     groups = [g for g in shape_groups(result.verdicts) if g["bad_cases"]]
     if groups:
         lines += ["### Where in the shape space", ""]
@@ -147,7 +165,7 @@ def to_markdown(result) -> str:
         lines += ["### In the baseline but not in the candidate", ""]
         lines += [f"- {md_code(k.label(), table=False)}" for k in result.dropped] + [""]
     lines += ["<details><summary>All series, worst first</summary>", "", HEADER]
-    lines += [_row(v) for v in result.ordered()] + ["", "</details>", ""]
+    lines += [_row(v, shares) for v in result.ordered()] + ["", "</details>", ""]
     return "\n".join(lines)
 
 
@@ -170,6 +188,8 @@ def to_json(result) -> dict:
             "counts": result.counts(), "remeasure": result.remeasure_note,
             "blocking": [v.key.label() for v in result.ordered() if v.blocking],
             "series": [v.as_dict() for v in result.ordered()],
+            "ceiling_shares": {"/".join(k): {"baseline": b, "candidate": c}
+                               for k, (b, c) in sorted(ceiling_shares(result).items()) if (b, c) != ("-", "-")},
             "groups": shape_groups(result.verdicts),
             "muted": [{"series": v.key.label(), "status": v.status, **v.muted} for v in result.verdicts if v.muted],
             "dropped": [k.as_dict() for k in result.dropped]}

@@ -10,7 +10,10 @@ from datetime import timedelta
 
 import pandas as pd
 
+import streamlit as st
+
 from dashboard import data, verdict
+from db import queries
 
 WINDOW = timedelta(hours=24)
 LOOKBACK = 10
@@ -68,16 +71,23 @@ def health(url: str, runs: pd.DataFrame, tier: str) -> tuple[pd.DataFrame, pd.Da
     """(counts per hardware x status, every judged series with its hardware), worst first."""
     frames = []
     for hardware, key, inside, before in windows(runs, tier):
-        index = data.result_index(url, tuple(inside + before))
+        index = queries.result_index(url, inside + before)
         cand_ids, base_ids = pairs(index, inside, inside + before)
-        cand = data.results_by_id(url, tuple(cand_ids))
-        base = data.results_by_id(url, tuple(base_ids))
+        cand = queries.results_by_id(url, cand_ids)
+        base = queries.results_by_id(url, base_ids)
         cmp = verdict.compare(base, cand)
         frames.append(cmp.assign(hardware=hardware, hardware_key=key))
     if not frames:
         return pd.DataFrame(columns=verdict.LABELS), pd.DataFrame(columns=verdict.COLUMNS + ["hardware", "hardware_key"])
     series = pd.concat(frames, ignore_index=True)
     return counts(series), verdict.sort_worst_first(series)
+
+
+@st.cache_data(ttl=data.TTL, show_spinner=False)
+def cached(url: str, tier: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """health() of the database's runs, kept for data.TTL seconds (only its small result is stored: the
+    thousands of result rows it reads are not pickled into the cache)."""
+    return health(url, data.runs(url), tier)
 
 
 def counts(series: pd.DataFrame) -> pd.DataFrame:

@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.plots import PALETTE
+from suite.ceilings import share_text
 
 MAX_LINES = 8
 X_AXES = {"started_at": "date", "commit": "commit", "order": "run order"}
@@ -34,9 +35,11 @@ def short_protocol(protocol: str) -> str:
 
 
 def prepare(points: pd.DataFrame, split: str = "impl · hardware") -> pd.DataFrame:
-    """points (with_spread's columns) + `kernel` (impl_hash, short), `line` (the line's name) and `order`
-    (the run's position among all runs shown, oldest first)."""
+    """points (with_spread's columns) + `kernel` (impl_hash, short), `line` (the line's name), `order`
+    (the run's position among all runs shown, oldest first) and `share` (of the run's ceiling, or "-")."""
     out = points.copy()
+    ceilings = out["ceiling"] if "ceiling" in out else [None] * len(out)
+    out["share"] = [share_text({"ceiling": c if isinstance(c, dict) else None}) for c in ceilings]
     out["kernel"] = [h[:7] if isinstance(h, str) and h else "none" for h in out["impl_hash"]]
     out["protocol"] = out["protocol"].fillna("").astype(str)
     key = BASE_KEY + SPLITS[split]
@@ -71,11 +74,11 @@ def collapse_commits(g: pd.DataFrame) -> pd.DataFrame:
                      "hi": float(c["median"].max()) if many else float(last["p90"]),
                      "runs": len(c), "n": int(c["n"].sum()), "started_at": c["started_at"].iloc[0],
                      "protocol": last["protocol"], "kernel": ", ".join(dict.fromkeys(c["kernel"])),
-                     "software": last["software"],
+                     "software": last["software"], "share": last["share"],
                      "run_id": last["run_id"], "order": int(last["order"])})
     return pd.DataFrame(rows).sort_values("started_at") if rows else pd.DataFrame(
         columns=["commit", "median", "lo", "hi", "runs", "n", "started_at", "protocol", "kernel", "software",
-                 "run_id", "order"])
+                 "share", "run_id", "order"])
 
 
 def _per_run(g: pd.DataFrame) -> pd.DataFrame:
@@ -140,7 +143,7 @@ def trend_figure(points: pd.DataFrame, x: str = "started_at", metric: str = "", 
         g = collapse_commits(g) if x == "commit" else _per_run(g)
         color = PALETTE[i % len(PALETTE)]
         custom = np.stack([[_when(t) for t in g["started_at"]], g["commit"], g["protocol"], g["kernel"],
-                           g["lo"], g["hi"], g["runs"], g["n"], g["run_id"]], axis=-1)
+                           g["lo"], g["hi"], g["runs"], g["n"], g["run_id"], g["share"]], axis=-1)
         band = "run medians %{customdata[4]:.4g} – %{customdata[5]:.4g} over %{customdata[6]} runs" \
             if x == "commit" else "p10–p90 %{customdata[4]:.4g} – %{customdata[5]:.4g} · %{customdata[7]} samples"
         fig.add_trace(go.Scatter(
@@ -151,7 +154,7 @@ def trend_figure(points: pd.DataFrame, x: str = "started_at", metric: str = "", 
             customdata=custom,
             hovertemplate="<b>%{y:.4g} " + unit + "</b><br>%{customdata[0]} · commit %{customdata[1]}"
                           "<br>protocol %{customdata[2]} · kernel %{customdata[3]}<br>" + band +
-                          "<br>run %{customdata[8]}<extra>%{fullData.name}</extra>"))
+                          "<br>share of ceiling %{customdata[9]} · run %{customdata[8]}<extra>%{fullData.name}</extra>"))
         _version_marks(fig, g, x, color, name)
     bad = points[(points["status"] != "ok") & points["line"].isin(names)]
     if not bad.empty:

@@ -5,7 +5,7 @@ Status rule, per claim (suite/claims/spec.py has the band rule itself):
   runs_on hardware never seen  -> "not reproducible on our hardware", with a labelled projection
                                   and our nearest measurement (analog) where there is one
   no check here                -> pending (no benchmark in this suite measures it)
-  check without stored result  -> pending (saying so when only runs without a git commit have one)
+  check without stored result  -> pending; "needs a re-run" when only runs without a git commit have one
   otherwise                    -> the band judges the latest run's value on matching hardware
 Only runs that record their git commit count, for the status and for the analog alike: a result
 that cannot be traced to the code that produced it backs no claim.
@@ -215,7 +215,8 @@ def _uncommitted(session: Session, chk, runs_on: tuple[str, ...], cpu_ok: bool |
     got = _measure(session, chk, runs_on, cpu_ok, committed=False)
     if got is None:
         return ""
-    return f"; only runs without a git commit measure it, and they back no claim ({got[1][:160]})"
+    return (f"; needs a re-run from a commit: only runs without a git commit measure it, and they back no claim "
+            f"({got[1][:160]})")
 
 
 # ---------------------------------------------------------------- the ledger

@@ -23,7 +23,7 @@ RUN_COLUMNS = ["run_id", "started_at", "tier", "reason", "source", "git_commit",
                "triton", "cuda", "driver", "hardware", "software"]
 CATALOG_COLUMNS = ["benchmark_id", "technique", "impl", "case_id", "metric", "unit", "direction"]
 POINT_COLUMNS = ["result_id", "benchmark_id", "technique", "impl", "case_id", "metric", "unit", "direction",
-                 "value", "status", "error", "protocol", "impl_version", "impl_hash", "params", "samples", "tolerance", "stats", "run_id",
+                 "value", "status", "error", "protocol", "impl_version", "impl_hash", "params", "samples", "tolerance", "ceiling", "stats", "run_id",
                  "started_at", "git_commit", "tier", "hardware_key", "software_key", "hardware", "software"]
 
 
@@ -132,7 +132,7 @@ def _points_stmt(with_params: bool = False, with_stats: bool = False):
     return (select(Result.id, Result.benchmark_id, Benchmark.technique, Benchmark.impl, Benchmark.case_id,
                    Result.metric, Result.unit, Result.direction, Result.value, Result.status, Result.error,
                    Result.protocol, Result.impl_version, Result.impl_hash, params, Result.samples,
-                   Result.stats["tolerance"].as_float(), stats, Run.id, WHEN.label("started_at"),
+                   Result.stats["tolerance"].as_float(), Result.stats["ceiling"], stats, Run.id, WHEN.label("started_at"),
                    Run.git_commit, Run.tier, Environment.hardware_key, Environment.software_key,
                    Environment.gpu_name, Environment.cpu, Environment.torch, Environment.triton,
                    Environment.cuda, Environment.driver)

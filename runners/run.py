@@ -5,6 +5,7 @@ import random
 import time
 from dataclasses import asdict, dataclass, field
 
+from runners import ceilings as machine
 from runners.code_hash import impl_hash
 from runners.env import fingerprint, git_state
 from runners.job import rows_with_status, technique_of
@@ -25,6 +26,7 @@ class RunOptions:
     timeout_s: float = 600.0
     memory_gb: float | None = None  # resident memory a job may hold (default: half of this host's)
     seed: int | None = None
+    ceilings: bool = True  # measure the GPU's ceilings once before the jobs (none on the CPU)
     protocol: Protocol | None = None  # default: Protocol(), or SMOKE_PROTOCOL for the smoke tier
     # A technique built at run time instead of the registry's: {"target": "module:function", "args":
     # {...}} returning it, called here and in each worker (runners.kernelbench:technique).
@@ -109,7 +111,9 @@ def execute(opts: RunOptions, out_path=None, on_result=None, progress=None, work
     config = {"techniques": opts.techniques, "impls": opts.impls, "cases": opts.cases,
               "device": device, "seed": seed, "timeout_s": opts.timeout_s,
               "protocol": asdict(opts.protocol)}
-    rf = ResultFile(out_path, new_run(opts.tier, opts.reason, git_state(str(ROOT)), env, config))
+    run = new_run(opts.tier, opts.reason, git_state(str(ROOT)), env, config)
+    run["ceilings"] = machine.measure(device) if opts.ceilings else None
+    rf = ResultFile(out_path, run)
     caps = _capabilities(device)
     lent, last_case = worker, None
     try:
@@ -136,6 +140,7 @@ def execute(opts: RunOptions, out_path=None, on_result=None, progress=None, work
                 except WorkerFailure as exc:
                     rows = rows_with_status(tech, impl, case, impl_hash(tech, impl), "error", str(exc))
                     worker = None
+                machine.add_shares(tech, impl, rows, run["ceilings"])
                 for r in rows:  # the job's whole wall time (check + timing + probe), for budgets
                     r["stats"]["job_s"] = round(time.perf_counter() - t0, 3)
             rf.add(rows)

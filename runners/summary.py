@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from suite.ceilings import ceilings_line, share_text
+
 WIDTH = 80
 KINDS = ("ok", "xfail", "fail", "err", "skip")  # column heads: ok, expected failure, failed, error, skipped
 _KIND = {"ok": "ok", "failed_correctness": "fail", "error": "err", "skipped": "skip"}
@@ -11,13 +13,14 @@ _W = {"ok": 4, "xfail": 5, "fail": 4, "err": 4, "skip": 4}
 
 
 def job_outcomes(results: list[dict]) -> dict[tuple[str, str, str], dict]:
-    """Per job (technique, impl, case): its kind (one of KINDS), message and latency, probe rows aside."""
+    """Per job (technique, impl, case): its kind (one of KINDS), message, latency and highest share of
+    a ceiling ((share, text) or None), probe rows aside."""
     jobs: dict[tuple, dict] = {}
     for r in results:
         if r["stats"].get("probe"):
             continue
         j = jobs.setdefault((r["technique"], r["impl"], r["case"]), {"kind": "ok", "error": None,
-                                                                       "latency_ms": None})
+                                                                       "latency_ms": None, "share": None})
         kind = _KIND.get(r["status"], "err")
         if kind == "fail" and r["stats"].get("expected_failure"):
             kind = "xfail"
@@ -25,6 +28,9 @@ def job_outcomes(results: list[dict]) -> dict[tuple[str, str, str], dict]:
             j["kind"], j["error"] = kind, r["error"]
         if r["metric"] == "latency_ms" and r["value"] is not None:
             j["latency_ms"] = r["value"]
+        c = (r["stats"] or {}).get("ceiling")
+        if c and (j["share"] is None or c["share"] > j["share"][0]):
+            j["share"] = (c["share"], share_text(r["stats"]))
     return jobs
 
 
@@ -67,23 +73,27 @@ def summary_lines(doc: dict, seconds: float | None = None, paths: list[tuple[str
     """The summary: one line per technique (job counts per kind and the fastest ok implementation),
     each unexpected failure and error with its message, then where the table and file are."""
     run, jobs = doc["run"], job_outcomes(doc["results"])
-    per_tech: dict[str, dict] = defaultdict(lambda: {k: 0 for k in KINDS} | {"best": None})
+    per_tech: dict[str, dict] = defaultdict(lambda: {k: 0 for k in KINDS} | {"best": None, "peak": None})
     for (tech, impl, case), j in jobs.items():
         t = per_tech[tech]
         t[j["kind"]] += 1
         if j["kind"] == "ok" and j["latency_ms"] is not None and (t["best"] is None or j["latency_ms"] < t["best"][0]):
             t["best"] = (j["latency_ms"], impl)
+        if j["kind"] == "ok" and j["share"] and (t["peak"] is None or j["share"][0] > t["peak"][0]):
+            t["peak"] = (*j["share"], impl)
     name_w = max([len(n) for n in per_tech] + [len("technique")])
     cols = lambda t: " ".join(f"{t[k]:>{_W[k]}}" for k in KINDS)
-    head = f"{'technique':<{name_w}} " + cols({k: k for k in KINDS}) + "  fastest (median)"
+    head = f"{'technique':<{name_w}} " + cols({k: k for k in KINDS}) + "  fastest (median); highest share of a ceiling"
     indent = name_w + 1 + sum(_W.values()) + len(KINDS) - 1 + 2
     took = f" in {seconds:.0f} s" if seconds is not None else ""
     lines = wrap(f"KernelWatch {run['tier']} run {run['id'][:12]}{took}, seed "
                   f"{run.get('config', {}).get('seed')}, {len(jobs)} jobs"
                   f"{'' if run.get('finished_at') else ' (INCOMPLETE: the run did not finish)'}")
+    lines += wrap(ceilings_line(run.get("ceilings")), 4)
     lines += [""] + wrap(head, indent)
     for tech, t in per_tech.items():
         best = f"{t['best'][1]} {t['best'][0]:.3g} ms" if t["best"] else "-"
+        best += f"; {t['peak'][1]} ({t['peak'][2]})" if t["peak"] else "; -"
         lines += wrap(f"{tech:<{name_w}} {cols(t)}  {best}", indent)
     totals = {k: sum(t[k] for t in per_tech.values()) for k in KINDS}
     lines.append(f"{'total':<{name_w}} {cols(totals)}")
@@ -104,9 +114,9 @@ def summary_lines(doc: dict, seconds: float | None = None, paths: list[tuple[str
 
 def full_table(results: list[dict]) -> str:
     """Every row of the run (probe points included), one line each, names in full."""
-    cols = ("technique", "impl", "case", "metric", "status", "value", "error")
+    cols = ("technique", "impl", "case", "metric", "status", "value", "ceiling", "error")
     rows = [[r["technique"], r["impl"], r["case"], r["metric"], r["status"],
-             "" if r["value"] is None else f"{r['value']:.4g}",
+             "" if r["value"] is None else f"{r['value']:.4g}", share_text(r["stats"]),
              (r["error"] or "").strip().splitlines()[0] if r["error"] else ""] for r in results]
     widths = [max([len(c)] + [len(row[i]) for row in rows]) for i, c in enumerate(cols)]
     fmt = lambda row: "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip()

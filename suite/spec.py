@@ -105,6 +105,10 @@ class Technique:
     # Optional "module:function"(device) -> GB/s the machine reaches now (e.g. suite.lib.bandwidth:
     # copy_gbps); with `bytes`, each timed job adds a `ceiling_share` row: (bytes / time) / ceiling.
     ceiling: str | None = None
+    # Which of the run's measured ceilings (runners/ceilings.py keys) each rate metric is a share of:
+    # metric -> key, or a function of the Impl -> key or (key, divisor), e.g. ("bf16_tflops", 9) for
+    # an fp32 GEMM emulated with 9 bf16 products. gbps and texp_per_s default to copy and MUFU exp2.
+    ceilings: dict[str, Any] = field(default_factory=dict)
     claims: tuple[str, ...] = ()  # claim ids this technique reproduces
     description: str = ""
     smoke: tuple[str, ...] = ()  # implementations of the quick smoke tier (empty: all of them)

@@ -185,7 +185,8 @@ def test_a_run_without_a_commit_backs_no_claim(db_url):
     factory = open_db(db_url)
     ingest_docs(factory, [("uncommitted", h200_doc(commit=None))])
     v = status_of(db_url, FP32_51)
-    assert v.status == PENDING and "without a git commit" in v.detail and "e0a9b31f" in v.detail
+    assert v.status == PENDING and "needs a re-run" in v.detail and "without a git commit" in v.detail
+    assert "e0a9b31f" in v.detail
     v = status_of(db_url, ON_B200)
     assert v.status == NOT_ON_OUR_HARDWARE and v.analog is None and "without a git commit" in v.detail
     ingest_docs(factory, [("committed", later(h200_doc(), "committed-run"))])

@@ -187,3 +187,16 @@ def test_bands_are_two_sided_where_the_page_states_a_value():
     for c in all_claims():
         if c.band is not None and c.id not in one_sided_ok:
             assert c.band.lo is not None and c.band.hi is not None, c.id
+
+
+def test_generation_claim_is_stated_over_every_pair_with_datasheets():
+    """Every GPU of one generation against every GPU of the next; the farthest pair from 2x decides."""
+    from suite.claims.arithmetic import generation_ratios
+    from suite.claims.datasheets import GENERATIONS
+
+    value, detail = generation_ratios("bf16")
+    pairs = [(o, n) for (_, olds), (_, news) in zip(GENERATIONS, GENERATIONS[1:]) for o in olds for n in news]
+    assert len(pairs) == 8 and all(f"{n} / {o} = " in detail for o, n in pairs)
+    assert value == pytest.approx(989.5 / 312) and "farthest from 2x: H100 / A100" in detail
+    assert "B200 / H100 = 2.274" in detail and "GB200 / H200 = 2.527" in detail
+

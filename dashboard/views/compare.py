@@ -7,6 +7,7 @@ import streamlit as st
 
 from dashboard import data, plots, url_state, verdict
 from db.escape import md_text
+from suite.ceilings import share_text
 
 PER_PAGE = 60
 st.header("Compare")
@@ -111,6 +112,10 @@ if set(b_env["software_key"]) != set(c_env["software_key"]):
             f"{md_text('; '.join(sorted(set(c_env['software']))))}")
 
 cmp = verdict.compare(base, cand)
+shares = {k: share_text({"ceiling": c if isinstance(c, dict) else None})
+          for k, c in zip(zip(cand["technique"], cand["impl"], cand["case_id"], cand["metric"]),
+                          cand["ceiling"] if "ceiling" in cand else [None] * len(cand))}
+cmp["share_of_ceiling"] = [shares.get(k, "-") for k in zip(cmp["technique"], cmp["impl"], cmp["case_id"], cmp["metric"])]
 for (b_proto, c_proto), n in verdict.protocol_mismatches(cmp).items():
     st.info(f"{n} series have no baseline under their timing protocol: the baseline measured them under "
             f"{md_text(b_proto)}, the candidate under {md_text(c_proto)}. Two protocols are never one series, "
@@ -140,8 +145,9 @@ fig = go.Figure(go.Bar(
     x=shown["rel_change"] * 100, orientation="h",
     y=shown["impl"] + " / " + shown["case_id"] + " · " + shown["metric"],
     marker_color=[plots.STATUS_COLORS[s] for s in shown["label"]],
-    customdata=shown[["status", "baseline", "candidate"]].to_numpy(),
-    hovertemplate="%{x:+.2f} %<br>%{customdata[0]}<br>%{customdata[1]:.4g} → %{customdata[2]:.4g}<extra></extra>"))
+    customdata=shown[["status", "baseline", "candidate", "share_of_ceiling"]].to_numpy(),
+    hovertemplate="%{x:+.2f} %<br>%{customdata[0]}<br>%{customdata[1]:.4g} → %{customdata[2]:.4g}"
+                  "<br>candidate's share of ceiling %{customdata[3]}<extra></extra>"))
 fig.update_layout(xaxis_title="candidate vs baseline, median change (%)", height=160 + 18 * len(shown),
                   yaxis=dict(autorange="reversed"), margin=dict(t=30, b=30))
 st.plotly_chart(plots.inert(fig), key="compare_chart")

@@ -4,7 +4,8 @@ import streamlit as st
 
 from dashboard import data, plots, url_state
 from dashboard.health import counts as count_labels
-from dashboard.health import health, judged_runs
+from dashboard.health import cached as health
+from dashboard.health import judged_runs
 from db.verdict import COMPARED, FAILING
 
 st.header("Health")
@@ -17,7 +18,7 @@ if runs.empty:
 tiers = sorted(runs["tier"].unique())
 tier = url_state.selectbox("tier", tiers, "tier", default="nightly", key="health_tier",
                            help="the latest runs of this tier on each hardware, each series against its previous result")
-counts, series = health(url, runs, tier)
+counts, series = health(url, tier)
 techniques = sorted(series["technique"].unique()) if not series.empty else []
 chosen = url_state.multiselect("techniques (none: all)", techniques, "technique", key="health_tech")
 if chosen:

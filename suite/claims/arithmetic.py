@@ -101,17 +101,19 @@ def fp4_weight_bytes_ratio(fp8: str = "MXFP8", fp4: str = "NVFP4") -> tuple[floa
 
 
 def generation_ratios(key: str = "bf16") -> tuple[float, str]:
-    """Datasheet rate ratio of every consecutive tensor-core generation pair; the value is the pair
-    farthest from 2x (by |log2 ratio - 1|), so one pair off the claim shows."""
-    pairs = [(o, n, rate(n, key).value / rate(o, key).value) for (_, o), (_, n) in zip(GENERATIONS, GENERATIONS[1:])]
+    """Datasheet rate ratio of every GPU pair from consecutive tensor-core generations; the value is the
+    pair farthest from 2x (by |log2 ratio - 1|), so one pair off the claim shows."""
+    pairs = [(o, n, rate(n, key).value / rate(o, key).value)
+             for (_, olds), (_, news) in zip(GENERATIONS, GENERATIONS[1:]) for o in olds for n in news]
     worst = max(pairs, key=lambda p: abs(math.log2(p[2]) - 1))
-    first, last = GENERATIONS[0][1], GENERATIONS[-1][1]
+    first, last = GENERATIONS[0][1][-1], GENERATIONS[-1][1][0]
     span = rate(last, key).value / rate(first, key).value
     per_gen = span ** (1 / (len(GENERATIONS) - 1))
+    gpus = [g for _, gs in GENERATIONS for g in gs]
     return worst[2], ("; ".join(f"{key}: {n} / {o} = {r:.3f}" for o, n, r in pairs)
                       + f"; {last} / {first} = {span:.2f} over {len(GENERATIONS) - 1} generations = "
                       f"{per_gen:.3f}x per generation; farthest from 2x: {worst[1]} / {worst[0]} ("
-                      + "; ".join(sorted({rate(g, key).source for _, g in GENERATIONS})) + ")")
+                      + "; ".join(sorted({rate(g, key).source for g in gpus})) + ")")
 
 
 def morton(x: int, y: int, bits: int = 8) -> int:

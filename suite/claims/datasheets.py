@@ -63,6 +63,6 @@ FORMATS: dict[str, tuple[int, int, str]] = {
     "MXFP8": (32, 8, "OCP Microscaling Formats (MX) Specification v1.0 (2023): 32-element blocks, E8M0 scale"),
 }
 
-# One GPU per tensor-core generation with a datasheet here, oldest first (H200 and GB200 share
-# their generation's tensor cores).
-GENERATIONS = (("Ampere", "A100-80GB"), ("Hopper", "H100"), ("Blackwell", "B200"))
+# Every GPU with a datasheet here, by tensor-core generation, oldest first (the secondary GB200
+# tabulation left out: its bf16 rate is NVIDIA's GB200 figure again).
+GENERATIONS = (("Ampere", ("A100-40GB", "A100-80GB")), ("Hopper", ("H100", "H200")), ("Blackwell", ("B200", "GB200")))

@@ -38,6 +38,13 @@ _FP32_ROUNDING = 4 * 2.0 ** -24
 # On the H200 the tensor cores' own accumulation over all of K loses fp32 accuracy (5e-5, 3e-5).
 _LONG_CHAIN = "one tensor-core accumulation over all of K is not fp32-accurate on sm_90"
 
+def _ceiling(impl):
+    """bf16xN schemes: the bf16 GEMM ceiling / N (their limit); IEEE fp32: the fp32 GEMM ceiling."""
+    if impl.accuracy.startswith("bf16x"):
+        return ("bf16_tflops", int(impl.accuracy[len("bf16x"):]))
+    return "fp32_tflops" if impl.accuracy == "fp32" else None
+
+
 TECHNIQUE = Technique(
     name="gemm_fp32_emulation",
     section="BF16x9 and BF16x6 — FP32 accuracy on BF16 silicon",
@@ -90,6 +97,7 @@ TECHNIQUE = Technique(
     tolerances={s: Tolerance(f"{_REF}:lowp_{s}", k=4.0, floor=_FP32_ROUNDING)
                 for s in ("fp32", "tf32", "tf32x3", "bf16x3", "bf16x6", "bf16x9")},
     metrics=(LATENCY, TFLOPS, REL_ERR),
+    ceilings={"tflops": _ceiling},
     flops=_flops,
     bytes=_bytes,
     claims=("bf16_28x_fp32_gb200", "bf16x9_fp32_comparable", "bf16x9_up_to_3x",

@@ -47,6 +47,7 @@ TECHNIQUE = Technique(
     tolerances={"default": Tolerance(f"{_REF}:lowp_dense", k=2.0),
                 _ROUNDED: Tolerance(f"{_REF}:lowp_dense", k=4.0)},
     metrics=(LATENCY, TFLOPS, REL_ERR),
+    ceilings={"tflops": "bf16_tflops"},  # share of the bf16 GEMM ceiling the run measured
     flops=_flops,
     bytes=_bytes,
     probe=f"{_PKG}.probe:probe",

@@ -28,6 +28,7 @@ TECHNIQUE = Technique(
     # Output bf16: the error budget is that of rounding the exact product to bf16.
     tolerances={"default": Tolerance(f"{_REF}:lowp_bf16_out", k=2.0, floor=1e-6)},
     metrics=(LATENCY, TFLOPS, REL_ERR),
+    ceilings={"tflops": "bf16_tflops"},  # share of the bf16 GEMM ceiling the run measured
     flops=lambda p: 2.0 * p["m"] * p["n"] * p["k"],
     # The quick smoke tier's slice (every implementation runs in smoke_full).
     smoke=("triton_row_major", "triton_morton"),

@@ -30,7 +30,8 @@ def _case(m: int, pattern: str, density: float, tiers=("nightly",), n: int = NK,
 _COMMON = dict(section="Sparsity, ordered by how usable it is", reference=f"{_REF}:reference",
                make_inputs=f"{_REF}:make_inputs", empty_output=f"{_REF}:empty_output",
                tolerances={"default": Tolerance(f"{_REF}:lowp_dense", k=2.0)},
-               metrics=(LATENCY, TFLOPS, REL_ERR), flops=_flops, bytes=_bytes)
+               metrics=(LATENCY, TFLOPS, REL_ERR), flops=_flops, bytes=_bytes,
+               ceilings={"tflops": "bf16_tflops"})  # dense-equivalent flops against the dense bf16 ceiling
 DENSE = Impl("cublas_dense", f"{_PKG}.cublas_dense:run", baseline=True,
              note="torch.mm on the bf16 weight, zeros included")
 CSR = Impl("cusparse_csr", f"{_PKG}.cusparse_csr:run", requires=("cuda",),

@@ -1,0 +1,56 @@
+"""The ceilings a run measures (keys, units, what is timed) and which one a throughput row is a share
+of: the spec side, shared by the runner (runners/ceilings.py measures), the reports and the dashboard."""
+from __future__ import annotations
+
+GEMM_N = 8192
+# key -> (unit, what was timed); the keys are what Technique.ceilings names.
+CEILINGS = {
+    "bf16_tflops": ("TFLOP/s", f"torch.matmul bf16 {GEMM_N}^3 (cuBLAS, fp32 accumulate)"),
+    "fp32_tflops": ("TFLOP/s", f"torch.matmul fp32 {GEMM_N}^3 (cuBLAS, TF32 off)"),
+    "int8_tops": ("TOP/s", f"torch._int_mm int8 {GEMM_N}^3 (cuBLASLt, int32 accumulate)"),
+    "fp64_tflops": ("TFLOP/s", f"torch.matmul fp64 {GEMM_N}^3 (cuBLAS)"),
+    "copy_gbps": ("GB/s", "1 GiB device-to-device copy, bytes read + written (suite.lib.bandwidth)"),
+    "mufu_exp2_texp_per_s": ("Texp/s", "Triton loop of ex2.approx.ftz.f32, 2^31 evaluations (suite.lib.mufu)"),
+}
+DEFAULT_FOR_METRIC = {"gbps": "copy_gbps", "texp_per_s": "mufu_exp2_texp_per_s"}
+SHORT = {"bf16_tflops": "bf16", "fp32_tflops": "fp32", "int8_tops": "int8", "fp64_tflops": "fp64",
+         "copy_gbps": "copy", "mufu_exp2_texp_per_s": "mufu"}
+
+
+def ceiling_for(tech, impl, metric: str) -> tuple[str, float] | None:
+    """(ceiling key, divisor) that `metric` of `impl` is a share of, or None (no ceiling applies)."""
+    spec = (getattr(tech, "ceilings", None) or {}).get(metric, DEFAULT_FOR_METRIC.get(metric))
+    if callable(spec):
+        spec = spec(impl)
+    if spec is None:
+        return None
+    return (spec, 1.0) if isinstance(spec, str) else (spec[0], float(spec[1]))
+
+
+def share_text(stats: dict | None) -> str:
+    """'93% of bf16' (of bf16/9 where divided), or '-' when the row has no ceiling."""
+    c = (stats or {}).get("ceiling")
+    if not c:
+        return "-"
+    div = c.get("divisor") or 1
+    name = SHORT.get(c["key"], c["key"]) + (f"/{div:g}" if div != 1 else "")
+    return f"{c['share']:.0%} of {name}"
+
+
+def ceilings_line(ceilings: dict | None) -> str:
+    """'ceilings: bf16 686 TFLOP/s, ...' or 'ceilings: -' (a CPU run, or one from before ceilings)."""
+    if not ceilings:
+        return "ceilings: - (none measured: a CPU run, or one from before runs measured them)"
+    parts = [f"{SHORT.get(k, k)} {v['value']:.4g} {v['unit']}" for k, v in ceilings.items() if k != "errors"]
+    missing = list((ceilings.get("errors") or {}))
+    return "ceilings: " + ", ".join(parts) + (f"; not measured: {', '.join(missing)}" if missing else "")
+
+
+def ceilings_from_rows(rows: list[dict]) -> dict[str, dict]:
+    """A run's ceilings as its rows' shares recorded them (for a run read back from the database)."""
+    out = {}
+    for r in rows:
+        c = (r.get("stats") or {}).get("ceiling")
+        if c:
+            out[c["key"]] = {"value": c["value"] * (c.get("divisor") or 1), "unit": c["unit"]}
+    return {k: out[k] for k in sorted(out, key=lambda k: list(CEILINGS).index(k) if k in CEILINGS else len(CEILINGS))}
