@@ -100,8 +100,12 @@ def test_committed_figures_are_for_the_detector_as_configured(name):
 
     from db.detector import DetectorSettings
 
+    from ci.detect_bench import split_half
+
     doc = json.loads((ROOT / f"docs/data/detector_benchmark_h200_{name}.json").read_text())
     assert doc["detector_settings"] == asdict(DetectorSettings())
+    # held out: only series of the half kwatch detect-tune did not see
+    assert doc["split"] == "test" and doc["series"] and all(split_half(s) == "test" for s in doc["series"])
     if CLASSES[name]:  # every committed run of the class is in
         committed = sorted(p.name for p in ROOT.glob(CLASSES[name]))
         assert sorted(f.rpartition("/")[2] for f in doc["files"]) == committed and len(committed) >= 10
