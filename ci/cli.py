@@ -9,7 +9,7 @@ import typer
 from typer.exceptions import TyperException
 from rich.console import Console
 
-from ci import backfill, claims_cli, detect, detect_bench, fleet_cli, gate, gate_mutes, grade, nightly
+from ci import backfill, claims_cli, detect, detect_bench, detect_tune, fleet_cli, gate, gate_mutes, grade, nightly
 from dashboard import cli as dashboard_cli
 from db.engine import make_engine, open_db, resolve_url, upgrade
 from db.errors import user_error
@@ -116,6 +116,7 @@ dashboard_cli.register(app)  # dashboard
 detect.register(app)  # detect, ack
 nightly.register(app)  # nightly
 detect_bench.register(app)  # detect-bench
+detect_tune.register(app)  # detect-tune
 
 
 def main() -> None:

@@ -15,6 +15,9 @@ from sqlalchemy import func, select
 from ci.gate_mutes import matching_mute
 from db.actions import acknowledge
 from db.detector import DetectorSettings, online_changes
+from db.engine import open_db
+from db.models import Run
+from db.models_ci import Acknowledgement, ChangePoint, Mute
 from db.series import Point, SeriesKey, all_series
 from db.verdict import metric_kind
 
@@ -55,8 +58,6 @@ def _aware(t: datetime) -> datetime:
 
 
 def _acks(session) -> dict[SeriesKey, list]:
-    from db.models_ci import Acknowledgement
-
     out: dict[SeriesKey, list] = {}
     for a in session.scalars(select(Acknowledgement).order_by(Acknowledgement.from_started_at)):
         k = SeriesKey(a.technique, a.impl, a.case_id, a.metric, a.hardware_key, a.software_key, a.protocol)
@@ -86,8 +87,6 @@ def detect(session, tier: str = "nightly", techniques: Optional[list[str]] = Non
            settings: DetectorSettings = DetectorSettings()) -> list[Detected]:
     """Replay each series night by night since its last acknowledgement (db.detector.online_changes);
     store each alert once. One raised on an earlier night than the newest is stored as late."""
-    from db.models_ci import ChangePoint
-
     acks = _acks(session)
     now = datetime.now(timezone.utc)
     stored = {(SeriesKey(c.technique, c.impl, c.case_id, c.metric, c.hardware_key, c.software_key, c.protocol),
@@ -126,15 +125,14 @@ def detect(session, tier: str = "nightly", techniques: Optional[list[str]] = Non
                         a.change_point_id in (None, c.id)):
                     found.append(Detected(c.id, k, run_id, c.run_started_at, c.before_value, c.after_value,
                                           c.rel_change, c.kind, False, {"who": a.who, "why": a.why, "ack_id": a.id}))
-    mutes = _mutes(session)
+    mutes = session_mutes(session)
     for d in found:
         d.muted = matching_mute(d.key, mutes)
     return found
 
 
-def _mutes(session) -> list[dict]:
-    from db.models_ci import Mute
-
+def session_mutes(session) -> list[dict]:
+    """Mutes in force now, as dicts (ci.gate_mutes.matching_mute takes them)."""
     now = datetime.now(timezone.utc)
     return [{"technique": m.technique, "impl": m.impl, "case_id": m.case_id, "metric": m.metric,
              "hardware_key": m.hardware_key, "who": m.who, "why": m.why,
@@ -163,10 +161,6 @@ def detect_cmd(db: Optional[str] = DB, tier: str = typer.Option("nightly", "--ti
                json_out: Optional[Path] = typer.Option(None, "--json"),
                fail_on_new: bool = typer.Option(False, "--fail-on-new", help="exit 1 on a new regression")) -> None:
     """Replay each series' nightly history with the online detector; store and list its alerts."""
-    from db.engine import open_db
-
-    from db.models import Run
-
     with open_db(db, create=False)() as s, s.begin():
         runs = s.scalar(select(func.count()).select_from(Run).where(Run.tier == tier))
         found = detect(s, tier, technique)
@@ -187,8 +181,6 @@ def detect_cmd(db: Optional[str] = DB, tier: str = typer.Option("nightly", "--ti
 def ack_cmd(change_point: int = typer.Argument(..., help="change point id (from kwatch detect)"),
             who: str = typer.Option(..., "--who"), why: str = typer.Option(..., "--why"), db: Optional[str] = DB) -> None:
     """Acknowledge a change as intended: re-baseline its series from that run; it stops alerting."""
-    from db.engine import open_db
-
     if not who.strip() or not why.strip():
         raise typer.BadParameter("--who and --why must not be empty")
     with open_db(db, create=False)() as s, s.begin():

@@ -14,20 +14,27 @@ series the warning did not name before the step. `public_path` replays nights th
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Optional
 
+from multiprocessing import Pool
+
 import numpy as np
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from runners.resultfile import UNREADABLE, read_text
-
-from ci.nightly_replay import public_path, replay_series
 from ci.detect_core import PeltSettings, online_pelt, threshold_alert, zscore_alert
+from ci.nightly_replay import public_path, replay_series
 from db.detector import DetectorSettings, online_changes
 from db.noise import night_cv, resolution
+from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, key_of
+from runners.resultfile import UNREADABLE, read_text
+from runners.timing import protocol_version
 
 SHIPPED = "shipped: online rank rule (db.detector)"
 
@@ -61,12 +68,10 @@ def noise_series(paths: list[str], min_samples: int = 200) -> list[dict]:
 def run_series(paths: list[str], min_runs: int = 8, newest_protocol: bool = False) -> list[dict]:
     """Latency series across repeated whole runs: per (hardware, software, technique, impl, case,
     protocol), the whole-run medians of every result file that holds it (series in fewer than
-    `min_runs` files are left out). The real night-to-night noise, drift between runs included.
+    `min_runs` files are left out) and each run's raw samples (`run_samples`). The real night-to-night noise, drift between runs included.
     newest_protocol: of one kernel and case timed under several protocol versions, keep the newest."""
-    from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, key_of
-    from runners.timing import protocol_version
-
     groups: dict[tuple, list[float]] = {}
+    samples: dict[tuple, list[list[float]]] = {}
     for _, doc in result_docs(paths):
         env = doc["run"]["env"]
         hw, sw = key_of(env, HARDWARE_KEYS), key_of(env, SOFTWARE_KEYS)
@@ -75,6 +80,7 @@ def run_series(paths: list[str], min_runs: int = 8, newest_protocol: bool = Fals
             if r["status"] == "ok" and r["metric"] == "latency_ms" and isinstance(v, (int, float)) and v > 0:
                 key = (hw, sw, r["technique"], r["impl"], r["case"], (r.get("stats") or {}).get("protocol"))
                 groups.setdefault(key, []).append(float(v))
+                samples.setdefault(key, []).append([float(x) for x in r.get("samples") or [] if x is not None])
     kept = {k: v for k, v in groups.items() if len(v) >= min_runs}
     if newest_protocol:
         newest: dict[tuple, tuple] = {}
@@ -82,8 +88,15 @@ def run_series(paths: list[str], min_runs: int = 8, newest_protocol: bool = Fals
             if k[:5] not in newest or protocol_version(k[5]) > protocol_version(newest[k[:5]][5]):
                 newest[k[:5]] = k
         kept = {k: kept[k] for k in newest.values()}
-    return [{"file": f"{len(v)} runs", "series": "/".join(k[2:5]), "protocol": k[5], "run_values": v}
-            for k, v in sorted(kept.items(), key=lambda kv: kv[0][2:5])]
+    return [{"file": f"{len(v)} runs", "series": "/".join(k[2:5]), "protocol": k[5], "run_values": v,
+             "run_samples": samples[k]} for k, v in sorted(kept.items(), key=lambda kv: kv[0][2:5])]
+
+
+def split_half(ser: dict) -> str:
+    """The half a series belongs to for out-of-sample settings: "tune" or "test", by the first byte of
+    the SHA-256 of its name and timing protocol (stable across runs and machines)."""
+    key = f"{ser['series']}|{ser.get('protocol') or ''}".encode()
+    return "tune" if hashlib.sha256(key).digest()[0] % 2 == 0 else "test"
 
 
 def _online_simple(values: np.ndarray, rule, warmup: int) -> list[int]:
@@ -101,8 +114,10 @@ def two_levels(values: list[float], gap: float = 0.02, min_side: int = 2) -> boo
 
 def evaluate(series: list[dict], steps=(0.02, 0.05, 0.10, 0.20), reps: int = 20, nights: int = 60,
              block: int = 10, warmup: int = 10, scale: float = 1.0, seed: int = 0,
-             pelt: PeltSettings = PeltSettings(), det: DetectorSettings = DetectorSettings()) -> dict:
-    """Run the detectors on null and stepped replays; returns the figures per detector."""
+             pelt: PeltSettings = PeltSettings(), det: DetectorSettings = DetectorSettings(),
+             baselines: bool = True) -> dict:
+    """Run the detectors on null and stepped replays; returns the figures per detector (baselines: also
+    PELT, the z-score and the fixed threshold, else the shipped detector alone)."""
     rng = np.random.default_rng(seed)
     detectors = {
         SHIPPED: lambda v: [a.night for a in online_changes(list(v), det, start=warmup)],
@@ -110,6 +125,8 @@ def evaluate(series: list[dict], steps=(0.02, 0.05, 0.10, 0.20), reps: int = 20,
         "conbench z-score (abs z > 5, lookback 20)": lambda v: _online_simple(v, zscore_alert, warmup),
         "fixed 5% vs median of last 5": lambda v: _online_simple(v, threshold_alert, warmup),
     }
+    if not baselines:
+        detectors = {SHIPPED: detectors[SHIPPED]}
     stats = {d: {"false_alarms": 0, "clean_nights": 0, "unflagged_false_alarms": 0,
                  "steps": {str(s): {"n": 0, "found2": 0, "found": 0, "delays": [], "n_ok": 0, "found2_ok": 0}
                            for s in steps}} for d in detectors}
@@ -230,8 +247,6 @@ BUCKETS = ((0.0, 0.015, "night CV <= 1.5%"), (0.0, 0.005, "night CV < 0.5%"), (0
 
 def between_run_drift(paths: list[str]) -> list[dict]:
     """|change| of whole-run latency medians between result files of one technique on one machine."""
-    from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, key_of
-
     docs = result_docs(paths)
     out = []
     for i, (na, a) in enumerate(docs):
@@ -258,13 +273,13 @@ def drift_summary(pairs: list[dict]) -> dict:
 def run_benchmark(paths: list[str] | None = None, reps: int = 4, scales=(1.0, 3.0), block: int = 10,
                   seed: int = 0, pelt: PeltSettings = PeltSettings(), processes: int = 2,
                   runs: list[str] | None = None, min_runs: int = 8, newest_protocol: bool = False,
-                  progress=None, det: DetectorSettings = DetectorSettings(), only_two_levels: bool = False) -> dict:
+                  progress=None, det: DetectorSettings = DetectorSettings(), only_two_levels: bool = False,
+                  split: str | None = None) -> dict:
     """The whole benchmark: all series, and by noise bucket (series in parallel). Noise from the
     committed H200 files' within-run samples, or with `runs` from repeated whole runs (one night each).
     progress(done, total, label) is called as each series is done at each noise scale.
-    only_two_levels: keep the series whose nights fall in two levels (two_levels)."""
-    from multiprocessing import Pool
-
+    only_two_levels: keep the series whose nights fall in two levels (two_levels).
+    split: keep only the series of that half ("tune" or "test", split_half)."""
     if runs:
         paths = sorted(runs)
         series = run_series(paths, min_runs, newest_protocol)
@@ -282,10 +297,15 @@ def run_benchmark(paths: list[str] | None = None, reps: int = 4, scales=(1.0, 3.
         if not series:
             raise ValueError("no series of these files falls in two levels")
         source += "; only series whose nights fall in two levels (a gap of 2%+ with 2+ nights each side)"
+    if split:
+        series = [x for x in series if split_half(x) == split]
+        if not series:
+            raise ValueError(f"no series of these files is in the {split!r} half")
+        source += f"; only the {split!r} half of the series (split_half)"
     noise = night_noise(series, block)
     t0 = time.time()
     doc = {"method": __doc__.strip(), "noise_source": source, "detector_settings": asdict(det),
-           "pelt_settings": asdict(pelt), "block": block,
+           "pelt_settings": asdict(pelt), "block": block, "split": split,
            "reps": reps, "nights": 60, "files": [f"{Path(p).parent.name}/{Path(p).name}" for p in paths], "series": noise,
            "between_run_drift": drift_summary(between_run_drift(paths)), "by_noise_scale": {}}
     with Pool(processes) as pool:
@@ -337,17 +357,17 @@ def to_markdown(doc: dict) -> str:
         pp = doc["public_path"]
         lines += ["### Through `kwatch nightly` (one result file per night)", "",
                   f"{pp['histories']} histories of {pp['nights']} nights, {pp['series_nights']} series-nights: "
-                  f"{pp['false_alarms']} false alarms ({pp['false_alarms_per_1000_series_nights']:.2f} / 1000; "
-                  f"{pp.get('false_alarms_on_series_the_report_did_not_call_too_noisy', '?')} on a series that "
-                  "night's report did not call too noisy), "
-                  f"{pp['found_within_2_nights']} of {pp['steps']} {pp['step']:.0%} steps found <= 2 nights; "
-                  f"alerts identical to the internal function's: {pp['same_as_internal']}.", ""]
+                  f"{pp['false_alarms']} false alarms, nights failed on a step-free series "
+                  f"({pp['false_alarms_per_1000_series_nights']:.2f} / 1000; "
+                  f"{pp.get('false_alarms_by_the_gate_against_the_previous_night', '?')} by the gate against the "
+                  f"previous night; {pp.get('false_alarms_on_series_the_report_did_not_call_too_noisy', '?')} on a "
+                  "series that night's report did not call too noisy), "
+                  f"{pp['found_within_2_nights']} of {pp['steps']} {pp['step']:.0%} steps failing a night within 2 "
+                  f"nights; the detector's alerts identical to the internal function's: {pp['same_as_internal']}.", ""]
     return "\n".join(lines)
 
 
-def register(app) -> None:
-    import typer
-
+def register(app: typer.Typer) -> None:
     def detect_bench_cmd(out: Path = typer.Option(Path("docs/data/detector_benchmark.json"), "--out"),
                          md: Optional[Path] = typer.Option(None, "--markdown", help="also write the tables here"),
                          reps: int = typer.Option(4, "--reps"), processes: int = typer.Option(2, "--processes"),
@@ -363,7 +383,10 @@ def register(app) -> None:
                                                         "nights fall in two levels"),
                          public: int = typer.Option(0, "--public-histories", help="also replay this many "
                                                     "histories through kwatch nightly, one result file per night"),
-                         public_nights: int = typer.Option(40, "--public-nights")) -> None:
+                         public_nights: int = typer.Option(40, "--public-nights"),
+                         split: Optional[str] = typer.Option(None, "--split", help="only the series of this "
+                                                             "half: 'test' (held out from kwatch detect-tune) "
+                                                             "or 'tune'")) -> None:
         """Benchmark the change-point detector on replayed real noise with injected steps."""
         found: set[str] = set()
         for pattern in runs or []:
@@ -372,16 +395,15 @@ def register(app) -> None:
                 raise typer.BadParameter(f"no files match {pattern!r}", param_hint="--runs")
             found.update(matched)
         files = sorted(found) if runs else None
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+        if split not in (None, "tune", "test"):
+            raise typer.BadParameter("'tune' or 'test'", param_hint="--split")
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=Console(stderr=True)) as bar:
             task = bar.add_task("reading runs", total=None)
             try:
                 doc = run_benchmark(reps=reps, processes=processes, runs=files, min_runs=min_runs,
                                     scales=tuple(float(x) for x in scales.split(",")), newest_protocol=newest_protocol,
-                                    only_two_levels=two_level,
+                                    only_two_levels=two_level, split=split,
                                     progress=lambda d, t, label: bar.update(task, completed=d, total=t,
                                                                             description=f"series, {label}"))
             except ValueError as exc:
@@ -391,6 +413,8 @@ def register(app) -> None:
                 series = run_series(files, min_runs, newest_protocol) if files else []
                 if two_level:
                     series = [x for x in series if two_levels(x["run_values"])]
+                if split:
+                    series = [x for x in series if split_half(x) == split]
                 doc["public_path"] = public_path(series, public, public_nights)
         out.write_text(json.dumps(doc, indent=1))
         if md:

@@ -8,9 +8,9 @@ penalty = beta * sigma^2 * log(n) with sigma a robust (MAD of first differences)
 minimum segment of 3 nights.
 A change point is reported only when the medians either side differ by at least `min_rel`, and when
 the new level is not one the series already visited (`recurring_min` of the `history` nights before the
-change within `recurring_tol` of it): 17 repeated H200 runs showed kernels that settle in one of two
-levels run to run (e.g. +3.7% or +9% in 3 to 5 runs of 17); a few high nights in a row are that
-known state, not a change.
+change within `recurring_tol` of it): kernels that settle in one of two levels run to run show a few
+high nights in a row as that known state, not as a change. How the settings were chosen:
+docs/detector_benchmark.md, "The PELT baseline's settings".
 """
 from __future__ import annotations
 
@@ -24,15 +24,11 @@ from db.detector import MIN_REL
 
 @dataclass(frozen=True)
 class PeltSettings:
-    # Chosen on 46 H200 series of three result files (gemm nightly, exp_approx, softmax_online; night
-    # CV < 2%): a 3-night minimum segment cut transient false alarms by 3x at the same 5%-step recall.
     beta: float = 4.0  # penalty multiplier on sigma^2 log(n)
     min_size: int = 3  # nights per segment, at least: a change is confirmed by 3 nights (delay <= 2)
     min_rel: float = MIN_REL  # smallest relative change reported (the shipped detector's floor too)
     sigma_floor: float = 0.002  # relative noise never assumed below 0.2%
     window: int = 20  # nights looked at when run online
-    # Chosen on the 17 repeated H200 runs (73 series); the benchmark's figures are on those runs and,
-    # as a check on other noise, on the within-run samples of the other committed H200 files.
     recurring_tol: float = 0.01  # a new level within 1% of...
     recurring_min: int = 2  # ...at least this many of...
     history: int = 40  # ...the nights before the change is a level already visited: not reported
@@ -63,7 +59,7 @@ def pelt_changes(values: list[float], s: PeltSettings = PeltSettings(),
                  earlier: list[float] | None = None) -> list[Change]:
     """Change points of a positive-valued series (oldest first) by PELT on log values; `earlier`:
     nights before `values` (not segmented), looked at only to tell a recurring level from a change."""
-    import ruptures
+    import ruptures  # imports scipy (heavy): only the benchmark's baseline needs it, not kwatch
 
     x = np.asarray([v for v in values], dtype=float)
     if len(x) < s.min_nights or np.any(~np.isfinite(x)) or np.any(x <= 0):

@@ -1,4 +1,4 @@
-"""`kwatch nightly`: run the nightly tier, ingest, detect change points, write the report; exit 1 on news."""
+"""`kwatch nightly`: run the nightly tier, ingest, detect change points, write the report; exit 1 when the night fails."""
 from __future__ import annotations
 
 import json
@@ -11,18 +11,25 @@ import typer
 from rich.console import Console
 from sqlalchemy import select
 
+from ci.detect import detect, session_mutes
 from ci.gate import run_gate
 from ci.gate_refs import RunData, from_document
+from ci.report_nightly import failed, new_histories, run_dates, summarize, to_html, to_markdown, too_noisy
+from db.detector import DetectorSettings
+from db.engine import open_db
+from db.ingest import ingest_doc, load_any
 from db.models import Environment, Run
-from db.series import run_document
+from db.series import all_series, run_document
+from db.validate import ResultFileError
 from runners import cli as runners_cli
 
 console = Console(stderr=True)
 
 
-def night_verdicts(session, doc: dict):
+def night_verdicts(session, doc: dict, mutes: list[dict] = ()):
     """This run judged series by series (db.verdict, as the gate) against the previous run of its tier
-    on the same hardware; with no previous run every series is "missing baseline" and failures are new."""
+    on the same hardware, mutes applied; with no previous run every series is "missing baseline" and
+    failures are new."""
     cur = from_document(doc["run"]["id"], doc, "database")
     this = session.get(Run, doc["run"]["id"])
     prev = session.scalar(select(Run.id).join(Environment, Environment.id == Run.environment_id)
@@ -31,20 +38,11 @@ def night_verdicts(session, doc: dict):
                           .order_by(Run.started_at.desc()).limit(1))
     base = (from_document(prev, run_document(session, prev), "database") if prev else
             RunData("none", "database", {}, [], cur.hardware_key, cur.software_key))
-    return run_gate(base, cur)
+    return run_gate(base, cur, mutes=mutes)
 
 
 def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[list[str]] = None) -> tuple[dict, int]:
     """Ingest a nightly document, detect, write nightly.md / nightly.html / nightly.json; (summary, exit code)."""
-    from ci.detect import detect
-    from ci.report_nightly import new_histories, run_dates, summarize, to_html, to_markdown, too_noisy
-    from db.detector import DetectorSettings
-    from db.engine import open_db
-    from db.ingest import ingest_doc
-    from db.series import all_series
-
-    from db.models import Run
-
     factory = open_db(db)
     with factory() as s, s.begin():
         if s.get(Run, doc["run"]["id"]) is None:  # a fleet job's run is stored by its worker already
@@ -52,7 +50,7 @@ def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[li
     console.print(f"[bold]ingested[/bold] run {doc['run']['id']}")
     with factory() as s, s.begin():
         changes = detect(s, doc["run"]["tier"], techniques)
-        verdicts = night_verdicts(s, doc)
+        verdicts = night_verdicts(s, doc, session_mutes(s))
     console.print(f"[bold]detected[/bold] {len(changes)} change points")
     with factory() as s:
         series = all_series(s, doc["run"]["tier"], techniques or None, with_samples=False)
@@ -66,11 +64,12 @@ def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[li
         {"run_id": doc["run"]["id"], "counts": summary["counts"],
          "new_regressions": [c.as_dict() for c in summary["new_regressions"]],
          "alerting": [c.as_dict() for c in summary["alerting"]], "found_late": [c.as_dict() for c in summary["late"]],
+         "failing_against_previous": summary["failing_against_previous"],
          "failures": summary["failures"],
          "expected_failures": summary["expected"], "against_previous": summary["night"],
          "too_noisy": summary["too_noisy"], "new_histories": summary["new_histories"]}, indent=1, default=str))
     console.print(f"[bold]report[/bold] {out_dir / 'nightly.md'}, {out_dir / 'nightly.html'}")
-    code = 1 if summary["new_regressions"] or summary["new_failures"] else 0
+    code = 1 if failed(summary) else 0
     return summary, code
 
 
@@ -80,10 +79,8 @@ def nightly_cmd(db: Optional[str] = typer.Option(None, "--db", help="database UR
                 out_dir: Path = typer.Option(Path("nightly-report"), "--out-dir", help="report folder"),
                 result: Optional[Path] = typer.Option(None, "--result", help="use this result file instead of running"),
                 device: str = runners_cli.DEVICE, timeout: float = runners_cli.TIMEOUT) -> None:
-    """Run the nightly tier (or take --result), ingest, detect, report; exit 1 on new regressions/failures."""
-    from db.ingest import load_any
-    from db.validate import ResultFileError
-
+    """Run the nightly tier (or take --result), ingest, detect, report; exit 1 when the night fails
+    (ci.report_nightly.failed)."""
     if result is not None:
         try:
             doc, _ = load_any(result)
@@ -106,6 +103,7 @@ def nightly_cmd(db: Optional[str] = typer.Option(None, "--db", help="database UR
     print((out_dir / "nightly.md").read_text())
     if code:
         console.print(f"[red]nightly: {len(summary['new_regressions'])} new regressions, "
+                      f"{len(summary['failing_against_previous'])} regressed against the previous night, "
                       f"{len(summary['new_failures'])} new failures[/red]")
     raise typer.Exit(code)
 

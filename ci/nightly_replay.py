@@ -37,37 +37,43 @@ def replay(samples: list[float], nights: int, block: int, rng: np.random.Generat
 def public_path(series: list[dict], histories: int = 4, nights: int = 40, step: float = 0.05, seed: int = 0,
                 workdir: Path | None = None, det: DetectorSettings = DetectorSettings()) -> dict:
     """Replay histories night by night through ci.nightly.nightly (what `kwatch nightly --result` runs):
-    per history a fresh SQLite database, one result document per night holding every series (nights
-    drawn from its real values; half the series, alternating, get a `step` from a random night on).
-    Counts the new regressions of each night's report, and checks they are the alerts of
-    db.detector.online_changes on the same values."""
-
-
+    per history a fresh SQLite database, one result document per night holding every series (each night
+    one of its real runs drawn at random, value and samples; half the series, alternating, get a `step`
+    from a random night on). Counts what fails each night's report per series (ci.report_nightly.failed:
+    a new detector regression or a gated regression against the previous night), from night 1 on, and
+    checks the detector's alerts are those of db.detector.online_changes on the same values."""
     rng = np.random.default_rng(seed)
     env = {"device": "cuda", "gpu_name": "replay", "compute_capability": None, "sm_count": None, "driver": None,
            "cuda": None, "torch": None, "triton": None, "python": None, "cpu": None}
-    tally = {"false_alarms": 0, "unnamed_false_alarms": 0, "series_nights": 0, "steps": 0, "found_within_2_nights": 0, "same": True}
+    tally = {"false_alarms": 0, "unnamed_false_alarms": 0, "gate_false_alarms": 0, "series_nights": 0, "steps": 0,
+             "found_within_2_nights": 0, "same": True}
     t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
     warmup = det.min_nights - 1
     for h in range(histories):
-        vals, at = {}, {}
+        vals, smp, at = {}, {}, {}
         for i, ser in enumerate(series):
-            v = replay_series(ser, nights, 10, rng)
+            pick = rng.integers(0, len(ser["run_values"]), nights)
+            v = np.asarray(ser["run_values"], dtype=float)[pick]
+            f = np.ones(nights)
             if (i + h) % 2:
                 at[ser["series"]] = int(rng.integers(max(warmup + 2, nights // 3), nights - 3))
-                v[at[ser["series"]]:] *= 1 + step
-            vals[ser["series"]] = v
+                f[at[ser["series"]]:] = 1 + step
+            vals[ser["series"]] = v * f
+            runs = ser.get("run_samples") or [[x] for x in ser["run_values"]]
+            smp[ser["series"]] = [[x * f[n] for x in (runs[j] or [ser["run_values"][j]])] for n, j in enumerate(pick)]
         with tempfile.TemporaryDirectory(dir=workdir) as tmp:
             db = f"sqlite:///{Path(tmp) / 'kw.db'}"
-            got: set[tuple[str, int]] = set()
-            unnamed: set[tuple[str, int]] = set()  # alerts on a series that night's report did not call too noisy
+            got: set[tuple[str, int]] = set()  # the detector's new regressions
+            failing: set[tuple[str, int]] = set()  # what failed the night: those and the gate's
+            unnamed: set[tuple[str, int]] = set()  # of them, on a series that night's report did not call too noisy
+            gate: set[tuple[str, int]] = set()
             for n in range(nights):
                 rows = []
                 for name, v in vals.items():
                     technique, impl, case = name.split("/", 2)
                     rows.append({"technique": technique, "impl": impl, "impl_version": 1, "impl_hash": None,
                                  "case": case, "params": {}, "metric": "latency_ms", "unit": "ms",
-                                 "direction": "lower", "value": float(v[n]), "samples": [float(v[n])],
+                                 "direction": "lower", "value": float(v[n]), "samples": smp[name][n],
                                  "stats": {}, "status": "ok", "error": None})
                 doc = {"schema": 1, "results": rows,
                        "run": {"id": f"h{h}n{n:03d}", "started_at": (t0 + timedelta(days=n)).isoformat(),
@@ -76,23 +82,28 @@ def public_path(series: list[dict], histories: int = 4, nights: int = 40, step: 
                 summary, _ = nightly(db, doc, Path(tmp) / "report")
                 named = {d["series"].rsplit("/", 1)[0] for d in summary["too_noisy"]}
                 now = {c.key.label().rsplit("/", 1)[0] for c in summary["new_regressions"]}
+                by_gate = {r["series"].rsplit("/", 1)[0] for r in summary["failing_against_previous"]}
                 got |= {(name, n) for name in now}
-                unnamed |= {(name, n) for name in now - named}
+                gate |= {(name, n) for name in by_gate}
+                failing |= {(name, n) for name in now | by_gate}
+                unnamed |= {(name, n) for name in (now | by_gate) - named}
         want = {(name, a.night) for name, v in vals.items() for a in online_changes(list(v), det)
                 if a.change.rel_change > 0}
         tally["same"] &= got == want
         for name, v in vals.items():
-            alerts = sorted(n for nm, n in got if nm == name)
+            fails = sorted(n for nm, n in failing if nm == name)
             end = at.get(name, nights)
-            tally["false_alarms"] += sum(1 for n in alerts if warmup <= n < end)
-            tally["unnamed_false_alarms"] += sum(1 for n in alerts if warmup <= n < end and (name, n) in unnamed)
-            tally["series_nights"] += max(end - warmup, 0)
+            tally["false_alarms"] += sum(1 for n in fails if 1 <= n < end)
+            tally["unnamed_false_alarms"] += sum(1 for n in fails if 1 <= n < end and (name, n) in unnamed)
+            tally["gate_false_alarms"] += sum(1 for n in fails if 1 <= n < end and (name, n) in gate)
+            tally["series_nights"] += max(end - 1, 0)
             if name in at:
                 tally["steps"] += 1
-                tally["found_within_2_nights"] += any(0 <= n - end <= 2 for n in alerts)
+                tally["found_within_2_nights"] += any(0 <= n - end <= 2 for n in fails)
     return {"histories": histories, "nights": nights, "step": step, "series": len(series),
             "false_alarms": tally["false_alarms"], "series_nights": tally["series_nights"],
             "false_alarms_on_series_the_report_did_not_call_too_noisy": tally["unnamed_false_alarms"],
+            "false_alarms_by_the_gate_against_the_previous_night": tally["gate_false_alarms"],
             "false_alarms_per_1000_series_nights": 1000 * tally["false_alarms"] / max(tally["series_nights"], 1),
             "steps": tally["steps"], "found_within_2_nights": tally["found_within_2_nights"],
             "same_as_internal": tally["same"]}

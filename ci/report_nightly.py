@@ -6,8 +6,10 @@ from datetime import datetime
 
 from ci.detect import Detected
 from db.escape import md_code, md_text, plotly_text
+from db.noise import resolution
 from db.series import Point, SeriesKey
-from db.verdict import COMPARED, EXPECTED, FAILING
+from db.verdict import COMPARED, EXPECTED, FAILING, metric_kind
+from db.verdict.rules import THROUGHPUT, TIMING
 
 
 def _fmt(x) -> str:
@@ -17,8 +19,6 @@ def _fmt(x) -> str:
 def too_noisy(series: dict[SeriesKey, list[Point]], min_nights: int = 8) -> list[dict]:
     """Timing series whose reference nights scatter too much for a 5% change to be found within 2 nights
     (db.noise.resolution: outlying nights and minority levels count), least resolving first."""
-    from db.noise import resolution
-
     out = []
     for key, pts in series.items():
         if key.metric != "latency_ms":
@@ -28,6 +28,18 @@ def too_noisy(series: dict[SeriesKey, list[Point]], min_nights: int = 8) -> list
             out.append({"series": key.label(), "protocol": key.protocol, "nights": r["nights"],
                         "night_cv": r["night_cv"], "resolvable_step": r["resolvable_step"]})
     return sorted(out, key=lambda d: -d["resolvable_step"])
+
+
+def _gate_fails(v) -> tuple[bool, str]:
+    """Whether a gated regression against the previous night fails the night, and why not. A timing or
+    throughput waits for the detector: one night against one night cannot tell a level the series
+    visits now and then (two levels, outlying nights) from a change, and the detector confirms a new
+    level on its third night. Quality fractions and counts are judged on their counts and fail at once."""
+    if v.muted:
+        return False, f"no (muted by {v.muted['who']}: {v.muted['why']})"
+    if metric_kind(v.key.metric) in (TIMING, THROUGHPUT):
+        return False, "no (a timing: the detector alerts if the new level holds 3 nights)"
+    return True, "yes"
 
 
 def new_histories(series: dict[SeriesKey, list[Point]], run_id: str, needed: int) -> list[dict]:
@@ -70,7 +82,8 @@ def _when(started_at, commit) -> str:
 def summarize(run_doc: dict, changes: list[Detected], verdicts, noisy: list[dict] | None = None,
               restarted: list[dict] | None = None, runs: dict[str, tuple] | None = None) -> dict:
     """Counts and lists the two renderings share; `verdicts` is this run judged against the previous
-    run of its tier on the hardware (ci.nightly.night_verdicts)."""
+    run of its tier on the hardware (ci.nightly.night_verdicts). A gated regression against the previous
+    night fails the night as _gate_fails says."""
     counts: dict[str, int] = {}
     for r in run_doc["results"]:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
@@ -85,13 +98,18 @@ def summarize(run_doc: dict, changes: list[Detected], verdicts, noisy: list[dict
             why = v.reason[len("expected ("):].split("):")[0] if v.reason.startswith("expected (") else v.reason
             expected[(v.key.technique, v.key.impl, why)] = expected.get((v.key.technique, v.key.impl, why), 0) + 1
     base = verdicts.baseline
+    regressed = []
+    for v in vs:
+        if v.status == "regressed" and v.gated:
+            fails, note = _gate_fails(v)
+            regressed.append({"series": v.key.label(), "change": v.change, "why": v.reason, "fails": fails,
+                              "fails_the_night": note})
     night = {"baseline_run": base.run_id or None,
              "baseline_when": _when(base.run.get("started_at"), (base.run.get("git") or {}).get("commit")) if base.run_id else None,
-             "compared": sum(v.status in COMPARED for v in vs),
-             "regressed": [{"series": v.key.label(), "change": v.change, "why": v.reason}
-                           for v in vs if v.status == "regressed" and v.gated],
+             "compared": sum(v.status in COMPARED for v in vs), "regressed": regressed,
              "counts": verdicts.counts()}
     return {"run": run_doc["run"], "counts": counts, "new_regressions": new_reg, "alerting": alerting,
+            "failing_against_previous": [r for r in regressed if r["fails"]],
             "late": [c for c in alerting if c.new and c.late],
             "acknowledged": [c for c in changes if c.acknowledged], "failures": failures,
             "new_failures": [f for f in failures if f["new"]], "too_noisy": noisy or [],
@@ -115,10 +133,16 @@ def _against(night: dict | None) -> str:
             f"{c.get('stable', 0)} stable; {rest}")
 
 
+def failed(s: dict) -> bool:
+    """Does the night fail: a new on-time detector regression, a new failure, or a gated regression
+    against the previous night that is neither muted nor on a series named too noisy."""
+    return bool(s["new_regressions"] or s["new_failures"] or s.get("failing_against_previous"))
+
+
 def to_markdown(s: dict) -> str:
     run = s["run"]
     env = run.get("env") or {}
-    bad = bool(s["new_regressions"] or s["new_failures"])
+    bad = failed(s)
     compared = (s.get("night") or {}).get("compared", 1)
     head = ("❌ new regressions or failures" if bad else "✅ no new regressions" if compared or s["alerting"]
             else "ℹ️ nothing compared yet (no new failures)")
@@ -136,10 +160,12 @@ def to_markdown(s: dict) -> str:
     if night.get("regressed"):
         lines += ["### Regressed against the previous night (the gate's verdict)", "",
                   f"Run {md_text(_when(run.get('started_at'), (run.get('git') or {}).get('commit')))} against "
-                  f"{md_text(night['baseline_when'])} ({md_code(night['baseline_run'], table=False)}).", "",
-                  "| series | change | why |", "|---|---|---|"]
+                  f"{md_text(night['baseline_when'])} ({md_code(night['baseline_run'], table=False)}). "
+                  "A quality fraction or count fails the night unless muted; a timing waits for the detector, "
+                  "which alerts if the new level holds 3 nights.", "",
+                  "| series | change | fails the night | why |", "|---|---|---|---|"]
         lines += [f"| {md_code(r['series'])} | {'—' if r['change'] is None else format(r['change'], '+.1%')} | "
-                  f"{md_text(r['why'], 160)} |" for r in night["regressed"]] + [""]
+                  f"{md_text(r['fails_the_night'])} | {md_text(r['why'], 160)} |" for r in night["regressed"]] + [""]
     if s["alerting"]:
         lines += ["### Alerting change points (worst first)", "",
                   "Each change: the first run at its new level (date · commit) against the level before it.", "",
@@ -199,7 +225,7 @@ def to_markdown(s: dict) -> str:
 
 
 def _figure(key: SeriesKey, points: list[Point], marks: list[Detected]):
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # heavy (about 1 s): only the HTML page needs it, not every kwatch command
 
     ok = [p for p in points if p.status == "ok" and p.value is not None]
     fig = go.Figure()
@@ -225,7 +251,7 @@ def _figure(key: SeriesKey, points: list[Point], marks: list[Detected]):
 def to_html(s: dict, markdown: str, series: dict[SeriesKey, list[Point]], changes: list[Detected],
             max_plots: int = 40) -> str:
     """One self-contained HTML page: the summary and a history plot per series with a change point."""
-    from plotly.offline import get_plotlyjs
+    from plotly.offline import get_plotlyjs  # heavy, as in _figure
 
     by_key: dict[SeriesKey, list[Detected]] = {}
     for c in changes:

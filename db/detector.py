@@ -8,6 +8,11 @@ before them since the series' last change (the reference). An alert when both ho
 - size: the median of A differs from the median of the last `window` reference nights by at least
   max(min_rel, kappa x the standard deviation of their logs); the standard deviation, unlike a
   median-based spread, grows with a minority level or with outlying nights.
+- noisy floor: when the reference is too noisy for a TARGET_STEP change (its base resolution r, the
+  smallest step the two rules above find within confirm - 1 nights, is above TARGET_STEP), the median
+  must also have moved by at least noisy_floor x r: a series the report calls too noisy alarms only on
+  a change at least as large as the step its own nights resolve. Its resolution (resolution_of) is the
+  step it shows with the floor, so the figure the report names is the detector's.
 The change is placed at A's first night and the reference restarts there, so one change alerts once,
 on its `confirm`-th night (a delay of confirm - 1 nights), and never later from the same nights.
 """
@@ -25,11 +30,12 @@ TARGET_STEP = 0.05  # the change a series must be able to show within 2 nights
 @dataclass(frozen=True)
 class DetectorSettings:
     confirm: int = 3  # nights of a new level before it alerts (found within confirm - 1 = 2 nights)
-    min_ref: int = 10  # reference nights needed before anything alerts
+    min_ref: int = 15  # reference nights needed before anything alerts (chosen by kwatch detect-tune)
     window: int = 20  # reference nights whose median and spread the new level is compared with
     history: int = 60  # reference nights the new level must lie beyond (a level visited before is no change)
     min_rel: float = MIN_REL
     kappa: float = 1.0  # the size rule's multiple of the reference's standard deviation (log scale)
+    noisy_floor: float = 1.0  # a too-noisy reference's minimum change, in multiples of its base resolution
 
     @property
     def min_nights(self) -> int:
@@ -68,10 +74,12 @@ def night_rule(logs: np.ndarray, base: int, n: int, s: DetectorSettings) -> Chan
     ref = logs[max(base, k - s.window):k]
     shift = float(np.median(a) - np.median(ref))
     thr = _threshold(ref, s)
-    if (a.min() > hist.max() and shift >= thr) or (a.max() < hist.min() and -shift >= thr):
-        before, after = math.exp(float(np.median(ref))), math.exp(float(np.median(a)))
-        return Change(k, before, after, after / before - 1.0)
-    return None
+    if not ((a.min() > hist.max() and shift >= thr) or (a.max() < hist.min() and -shift >= thr)):
+        return None
+    if abs(shift) < _floor(hist, s):
+        return None
+    before, after = math.exp(float(np.median(ref))), math.exp(float(np.median(a)))
+    return Change(k, before, after, after / before - 1.0)
 
 
 def online_changes(values: list[float], s: DetectorSettings = DetectorSettings(), start: int = 0) -> list[Alert]:
@@ -91,15 +99,19 @@ def online_changes(values: list[float], s: DetectorSettings = DetectorSettings()
     return out
 
 
-def resolution_of(values: list[float], s: DetectorSettings = DetectorSettings(), recall: float = 0.95,
-                  draws: int = 2000) -> float:
-    """Smallest relative step that a new level starting tonight shows within confirm - 1 nights with
-    probability >= recall, given the reference `values` (its last `history` nights): the new level's
-    nights are drawn from the reference's own nights (so minority levels and outliers count) times the
-    step, and judged by the rule above. Deterministic (fixed draws)."""
-    logs = np.log(np.asarray(values, dtype=float))[-s.history:]
+def _floor(hist: np.ndarray, s: DetectorSettings) -> float:
+    """The noisy floor (log scale) of a rank reference `hist` (logs): noisy_floor x its base resolution
+    when that is above TARGET_STEP, else 0."""
+    r = _resolution(hist, s, 0.0)
+    return math.log1p(s.noisy_floor * r) if r > TARGET_STEP else 0.0
+
+
+def _resolution(logs: np.ndarray, s: DetectorSettings, floor: float, recall: float = 0.95,
+                draws: int = 2000) -> float:
+    """Smallest relative step found within confirm - 1 nights with probability >= recall against the
+    rank reference `logs` (its last `window` the size reference), with an extra size floor (log scale)."""
     ref = logs[-s.window:]
-    thr = _threshold(ref, s)
+    thr = max(_threshold(ref, s), floor)
     a = np.random.default_rng(0).choice(logs, (draws, s.confirm))
     lo_a, med_a = a.min(axis=1), np.median(a, axis=1)
     top, mid = logs.max(), float(np.median(ref))
@@ -117,3 +129,12 @@ def resolution_of(values: list[float], s: DetectorSettings = DetectorSettings(),
         mid_s = (lo + hi) / 2
         lo, hi = (lo, mid_s) if found(mid_s) else (mid_s, hi)
     return hi
+
+
+def resolution_of(values: list[float], s: DetectorSettings = DetectorSettings()) -> float:
+    """Smallest relative step that a new level starting tonight shows within confirm - 1 nights in 95%
+    of cases, given the reference `values` (positive, its last `history` nights): the new level's nights
+    are drawn from the reference's own nights (so minority levels and outliers count) times the step,
+    and judged by all three rules, the noisy floor included. Deterministic (fixed draws)."""
+    logs = np.log(np.asarray(values, dtype=float))[-s.history:]
+    return _resolution(logs, s, _floor(logs, s))

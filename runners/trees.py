@@ -17,6 +17,8 @@ from pathlib import Path
 from runners.pool import ROOT
 
 CODE_DIRS = ("suite", "runners")
+# suite/ modules today's runners import at module level: a past tree without them gets today's copy.
+RUNNER_SUITE_DEPS = ("suite/ceilings.py",)
 INFO = "COMMIT.json"
 
 
@@ -57,6 +59,9 @@ def export_tree(info: dict, dest: Path, repo: Path = ROOT) -> Path:
         tar.extractall(tmp, filter="data")
     shutil.copytree(ROOT / "runners", tmp / "runners", dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("__pycache__", "studies"))
+    for dep in RUNNER_SUITE_DEPS:
+        if not (tmp / dep).exists():
+            shutil.copy2(ROOT / dep, tmp / dep)
     init = tmp / "runners" / "__init__.py"  # older specs get the fields today's runners read
     init.write_text(init.read_text() + "\nfrom runners.compat import adapt as _adapt\n\n_adapt()\n")
     (tmp / INFO).write_text(json.dumps(info, indent=1))

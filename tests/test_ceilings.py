@@ -137,3 +137,18 @@ def test_trend_hover_carries_the_share(sqlite_url):
         assert share.endswith("% of bf16/9") and "share of ceiling" in fig.data[0].hovertemplate
     latency = prepare(with_spread(series_points(sqlite_url, ids, "latency_ms")))
     assert {c[9] for tr in trend_figure(latency).data if tr.customdata is not None for c in tr.customdata} == {"-"}
+
+
+def test_a_past_commits_tree_gets_the_ceiling_names_todays_runners_import(tmp_path):
+    import subprocess
+
+    from runners.trees import commit_info, export_tree
+
+    old = "9fd8447"  # before ceilings existed
+    if subprocess.run(["git", "cat-file", "-e", f"{old}^{{commit}}"], cwd=ROOT).returncode:
+        pytest.skip("clone without this history")
+    tree = export_tree(commit_info(old), tmp_path)
+    assert (tree / "suite" / "ceilings.py").read_text() == (ROOT / "suite" / "ceilings.py").read_text()
+    proc = subprocess.run(["python3", "-S", "-c", "import sys; sys.path[:0] = ['.']; import suite.ceilings"],
+                          cwd=tree, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

@@ -42,7 +42,7 @@ def test_committed_figures_cover_the_four_detectors_and_all_steps():
                           "conbench z-score (abs z > 5, lookback 20)", "fixed 5% vs median of last 5"}
     for det in entry.values():
         assert set(det["steps"]) == {"0.02", "0.05", "0.1", "0.2"}
-    assert len(doc["series"]) == 74 and doc["between_run_drift"]
+    assert len(doc["series"]) == 36 and doc["between_run_drift"]  # the held-out half of the 74
 
 
 def _run_files(tmp_path, n):
@@ -100,8 +100,12 @@ def test_committed_figures_are_for_the_detector_as_configured(name):
 
     from db.detector import DetectorSettings
 
+    from ci.detect_bench import split_half
+
     doc = json.loads((ROOT / f"docs/data/detector_benchmark_h200_{name}.json").read_text())
     assert doc["detector_settings"] == asdict(DetectorSettings())
+    # held out: only series of the half kwatch detect-tune did not see
+    assert doc["split"] == "test" and doc["series"] and all(split_half(s) == "test" for s in doc["series"])
     if CLASSES[name]:  # every committed run of the class is in
         committed = sorted(p.name for p in ROOT.glob(CLASSES[name]))
         assert sorted(f.rpartition("/")[2] for f in doc["files"]) == committed and len(committed) >= 10
