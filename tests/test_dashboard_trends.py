@@ -124,11 +124,20 @@ def test_run_order_axis_and_hover(history_url, monkeypatch):
 
 
 def test_kernel_version_change_is_marked_old_to_new(history_url, monkeypatch):
+    """The layout re-key changed triton_mufu's kernel hash on v3: marked where it changes, old -> new."""
+    from db import queries
+
     at = run_page(history_url, "trends", monkeypatch, MUFU)
     fig = figure(at)
-    marks = [t for t in fig["data"] if t.get("name", "").endswith("version changes")]
-    texts = [h for t in marks for h in t["hovertext"]]
-    assert any("kernel 411ae97 → fa064a8" in h for h in texts)  # the layout re-key on v3
+    v3 = next(t for t in fig["data"] if t.get("name", "").endswith("graph/v3: version changes"))
+    cat = queries.catalog(history_url)
+    ids = cat[(cat.technique == "exp_approx") & (cat.impl == "triton_mufu") & (cat.case_id == "elem_n16m")
+              & (cat.metric == "latency_ms")]["benchmark_id"]
+    pts = queries.series_points(history_url, tuple(int(i) for i in ids), "latency_ms")
+    pts = pts[(pts["status"] == "ok") & (pts["protocol"] == "cuda-events+l2flush+graph/v3")]
+    hashes = [h[:7] for h in pts.sort_values(["started_at", "run_id"])["impl_hash"]]
+    want = [f"kernel {a} → {b}" for a, b in zip(hashes, hashes[1:]) if a != b]
+    assert want and list(v3["hovertext"]) == want
 
 
 def test_axis_titles_and_colours():
