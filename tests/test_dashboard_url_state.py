@@ -123,3 +123,17 @@ def test_claims_filters_round_trip(cpu_url, monkeypatch):
     again = open_link(cpu_url, "claims", monkeypatch, {"status": [statuses[0], "<b>x</b>"]})
     assert again.multiselect(key="claims_status").value == [statuses[0]]
     assert any("<b>x</b>" in w for w in warnings(again))
+
+
+def test_cost_model_and_retrieval_round_trip(cpu_url, monkeypatch):
+    at = open_link(cpu_url, "cost_model", monkeypatch, {"prompt": "1000", "generated": "abc", "attended": "0.3"})
+    assert at.number_input(key="cost_prompt").value == 1000 and at.slider(key="cost_sparsity").value == 0.3
+    assert at.number_input(key="cost_generated").value == 500 and "`generated` = `abc`" in " ".join(warnings(at))
+    at.number_input(key="cost_prompt").set_value(4000).run()
+    assert at.query_params["prompt"] == "4000" and at.query_params["attended"] == "0.3"
+    at = open_link(cpu_url, "retrieval", monkeypatch, {})
+    link = dict(at.query_params)
+    assert {"needle_run", "metric", "mqar_run", "mqar_metric"} <= set(link)
+    again = open_link(cpu_url, "retrieval", monkeypatch, {**link, "mqar_run": "nope"})
+    assert again.selectbox(key="ret_needle_run").value == link["needle_run"]
+    assert any("`mqar_run` = `nope`" in w for w in warnings(again))

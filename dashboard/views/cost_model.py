@@ -4,7 +4,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import data, plots
+from dashboard import data, plots, url_state
 from suite.techniques.prefill_cost_model.common import SHAPES, predicted
 
 url = data.db_url()
@@ -13,11 +13,13 @@ st.caption("Attention work in query-key pairs (the page's `attn_cost`): prefill 
            "Sparsity multiplies prefill only: decode is already linear in the cache, so sparse attention "
            "there saves bandwidth, not arithmetic.")
 c1, c2, c3 = st.columns(3)
-prompt = c1.number_input("prompt tokens p", min_value=1, max_value=10_000_000, value=8_000, step=1000,
-                         key="cost_prompt")
-generated = c2.number_input("generated tokens g", min_value=0, max_value=1_000_000, value=500, step=100,
-                            key="cost_generated")
-sparsity = c3.slider("fraction of keys attended", 0.01, 1.0, 0.10, 0.01, key="cost_sparsity")
+with c1:
+    prompt = url_state.number("prompt tokens p", "prompt", 8_000, 1, 10_000_000, key="cost_prompt", step=1000)
+with c2:
+    generated = url_state.number("generated tokens g", "generated", 500, 0, 1_000_000, key="cost_generated", step=100)
+with c3:
+    sparsity = url_state.number("fraction of keys attended", "attended", 0.10, 0.01, 1.0, key="cost_sparsity",
+                                widget=st.slider, step=0.01)
 s = predicted(prompt, generated, sparsity)
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("prefill share", f"{s['prefill_share']:.0%}")

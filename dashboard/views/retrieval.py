@@ -4,7 +4,7 @@ import math
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import data, plots
+from dashboard import data, plots, url_state
 
 url = data.db_url()
 cat = data.catalog(url)
@@ -14,19 +14,19 @@ st.subheader("Needle in a haystack: context length x needle depth, per selector"
 needle_metrics = sorted(cat[cat["technique"] == "needle_retrieval"]["metric"].unique())
 quality = [m for m in needle_metrics if m not in ("latency_ms", "tflops", "gbps")] or needle_metrics
 needle_runs = data.technique_runs(url, "needle_retrieval", tuple(quality), "depth") if quality else cat.iloc[0:0]
-run_id = data.pick_run(needle_runs, "ret_needle_run", "needle run")
+run_id = data.pick_run(needle_runs, "ret_needle_run", "needle run", param="needle_run")
 if run_id is None:
     data.empty_note("needle results (needle_retrieval with params ctx, depth)")
 else:
     default = quality.index("recall") if "recall" in quality else 0
-    metric = st.selectbox("metric", quality, index=default, key="ret_metric")
+    metric = url_state.selectbox("metric", quality, "metric", default=quality[default], key="ret_metric")
     pts = data.with_params(data.technique_results(url, "needle_retrieval", (metric,), (run_id,), "depth"))
     pts = pts[pts["status"] == "ok"] if "p_ctx" in pts else pts.iloc[0:0]
     if pts.empty:
         st.info(f"This run has no {metric} rows over ctx and depth.")
     if "p_strength" in pts and pts["p_strength"].nunique() > 1:
         strengths = ["mean over all"] + sorted(pts["p_strength"].dropna().unique().tolist())
-        s = st.selectbox("needle strength", strengths, key="ret_strength")
+        s = url_state.selectbox("needle strength", strengths, "strength", key="ret_strength")
         if s != "mean over all":
             pts = pts[pts["p_strength"] == s]
     st.caption(f"Each cell: {metric} averaged over seeds (and strengths unless one is chosen). "
@@ -47,7 +47,7 @@ recall_metrics = [m for m in mqar_metrics if "recall" in m] or mqar_metrics
 loss_metrics = [m for m in mqar_metrics if "loss" in m]
 mqar_runs = data.technique_runs(url, "mqar", tuple(recall_metrics)) if recall_metrics else cat.iloc[0:0]
 run_id = data.pick_run(mqar_runs, "ret_mqar_run", "MQAR run (preselected: the one with the most points)",
-                       largest_first=True)
+                       largest_first=True, param="mqar_run")
 
 
 def mqar_figure(pts, metric: str, recall: bool) -> go.Figure:
@@ -77,15 +77,15 @@ def mqar_figure(pts, metric: str, recall: bool) -> go.Figure:
 if run_id is None:
     data.empty_note("MQAR results (mqar recall)")
 else:
-    metric = st.selectbox("metric", recall_metrics, key="ret_mqar_metric")
+    metric = url_state.selectbox("metric", recall_metrics, "mqar_metric", key="ret_mqar_metric")
     metrics = (metric, *loss_metrics)
     pts = data.with_params(data.technique_results(url, "mqar", metrics, (run_id,)))
     pts = pts[pts["status"] == "ok"]
     if "p_density" in pts and pts["p_density"].nunique() > 1:
         # Dense rows carry density 1.0; the selectors are compared at one budget at a time.
         budgets = sorted(d for d in pts["p_density"].dropna().unique() if d < 1.0)
-        density = st.selectbox("selector density (share of causal blocks)", budgets, key="ret_mqar_density",
-                               format_func=lambda d: f"{d:.0%}")
+        density = url_state.selectbox("selector density (share of causal blocks)", budgets, "density",
+                                      key="ret_mqar_density", format_func=lambda d: f"{d:.0%}")
         pts = pts[(pts["impl"] == "dense") | (pts["p_density"] == density)]
     cols = st.columns(2) if loss_metrics else [st.container()]
     with cols[0]:
