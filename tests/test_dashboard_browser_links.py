@@ -200,3 +200,26 @@ def test_ack_from_the_alerts_page_is_seen_by_kwatch_detect(site, committed, driv
     after = json.loads(out.read_text())["changes"]
     acked = [c for c in after if c["id"] == target["id"] and c["acknowledged"]]
     assert acked and acked[0]["acknowledged"]["who"] == "alice@example.com (dashboard)", after
+
+
+def test_cost_model_and_retrieval_round_trip(site, driver):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    base, _ = site
+    driver.get(f"{base}/cost-model?prompt=1000&attended=0.3")
+    wait_rendered(driver, 1)
+    box = driver.find_element(By.CSS_SELECTOR, ".st-key-cost_prompt input")
+    assert box.get_attribute("value") == "1000"
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys("4000", Keys.ENTER)
+    wait_for(lambda: query(driver).get("prompt") == ["4000"])
+    assert query(driver)["attended"] == ["0.3"]
+
+    driver.get(f"{base}/retrieval")
+    wait_rendered(driver, 1)
+    link = wait_for(lambda: query(driver) if "mqar_run" in query(driver) else None)
+    driver.get(driver.current_url)  # the copied link, opened in a new session
+    wait_rendered(driver, 1)
+    assert query(driver) == link
+    assert not [e for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stAlert"]') if "The link's" in e.text]
