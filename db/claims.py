@@ -178,22 +178,24 @@ def measure(session: Session, sel: Selector, runs_on: tuple[str, ...],
 
 def custom_measure(session: Session, chk: Custom, runs_on: tuple[str, ...], cpu_ok: bool = True,
                    committed: bool = True):
-    """A Custom check over the latest stored value of every case of its techniques (rows of
-    chk.metric, if set) on matching hardware, all passed to its function together."""
+    """A Custom check over the latest stored value of every (implementation, case) of its techniques
+    (rows of chk.metric, if set) on matching hardware, all passed to its function together; a run of
+    a subset of the implementations leaves the others' latest rows in place."""
     rows, runs = [], set()
     for tech in chk.techniques():
-        q = _filtered(select(Benchmark.case_id, Run.id, Run.started_at, Environment.gpu_name,
+        q = _filtered(select(Benchmark.impl, Benchmark.case_id, Run.id, Run.started_at, Environment.gpu_name,
                              Environment.device).distinct(), tech, chk.metric, None, None, committed)
-        latest: dict[str, tuple] = {}
-        for case, run_id, started, gpu, device in session.execute(q):
-            if _matches(gpu, device, runs_on, cpu_ok) and (case not in latest or
-                                                           (_ts(started), run_id) > latest[case][:2]):
-                latest[case] = (_ts(started), run_id, gpu or "CPU")
+        latest: dict[tuple[str, str], tuple] = {}
+        for impl, case, run_id, started, gpu, device in session.execute(q):
+            key = (impl, case)
+            if _matches(gpu, device, runs_on, cpu_ok) and (key not in latest or
+                                                           (_ts(started), run_id) > latest[key][:2]):
+                latest[key] = (_ts(started), run_id, gpu or "CPU")
         if not latest:
             return None
         for run_id in {v[1] for v in latest.values()}:
             rows += [r for r in _rows(session, tech, chk.metric, None, None, run_id)
-                     if latest[r["case"]][1] == run_id]
+                     if latest[(r["impl"], r["case"])][1] == run_id]
         runs |= {f"{tech} run {v[1]} on {v[2]}" for v in latest.values()}
     out = resolve(chk.target)(rows)
     if out is None:

@@ -254,3 +254,25 @@ def test_a_broken_check_is_reported_not_fatal(db_url):
         v_broken, v_ok = evaluate(s, [broken, FP32_51])
     assert v_broken.status == PENDING and "check failed" in v_broken.detail
     assert v_ok.status == REPRODUCED
+
+
+def impls_at_big(rows: list[dict]):
+    """A Custom check's function: how many implementations have a row at the 8192^3 case."""
+    seen = {r["impl"] for r in rows if r["case"] == BIG}
+    return (float(len(seen)), ", ".join(sorted(seen))) if seen else None
+
+
+def test_a_later_run_of_some_implementations_keeps_the_others_latest_rows(db_url):
+    """A Custom check sees each (implementation, case)'s latest run: a later run of cuBLAS FP32 alone
+    replaces cuBLAS FP32's rows and leaves every other implementation's rows in the check."""
+    count = Claim("test_impl_count", "s", 1, "impls", "src", "ours", "any", "test", stated(1),
+                  Custom(T, "tests.test_claims_db:impls_at_big", "tflops"), technique=T)
+    factory = open_db(db_url)
+    ingest_docs(factory, [("h200", h200_doc())])
+    before = status_of(db_url, count).value
+    assert before >= 3
+    only_cublas = later(h200_doc(), "later-cublas-only")
+    only_cublas["results"] = [r for r in only_cublas["results"] if r["impl"] == "cublas_fp32"]
+    ingest_docs(factory, [("subset", only_cublas)])
+    v = status_of(db_url, count)
+    assert v.value == before and "later-cublas-only" in v.detail
