@@ -16,6 +16,9 @@ X_AXES = {"started_at": "date", "commit": "commit", "order": "run order"}
 # What a line is split by, beyond implementation x hardware x protocol (two protocols are never one series).
 SPLITS = {"impl · hardware": [], "impl · hardware · software": ["software"],
           "impl · hardware · kernel version": ["kernel"]}
+# Older links' `group` values and the split that shows the same lines or more.
+GROUP_ALIASES = {"impl version": "impl · hardware · kernel version", "hardware · software": "impl · hardware · software",
+                 "software": "impl · hardware · software", "hardware": "impl · hardware", "impl": "impl · hardware"}
 BASE_KEY = ["impl", "hardware", "protocol"]
 UNITLESS = ("", "1", "bool", "ratio", "fraction")
 
@@ -211,3 +214,23 @@ def _change_marks(fig: go.Figure, points: pd.DataFrame, x: str, change_points, a
         fig.add_annotation(x=pos, y=1 + 0.06 * level, xref="x", yref="paper", text=text, showarrow=False,
                            yanchor="bottom", font=dict(color=color))
     fig.update_layout(margin=dict(t=40 + 28 * max(levels)))
+
+
+def compare_link(points: pd.DataFrame, line: str, run_id: str, x: str) -> Optional[dict]:
+    """Compare's query parameters for a clicked point: its run against the line's run before it (on the
+    commit axis: its commit against the line's commit before, every run of each on that machine); None for
+    the line's first point."""
+    g = points[(points["line"] == line) & (points["status"] == "ok")].sort_values(["started_at", "run_id"])
+    runs = list(dict.fromkeys(g["run_id"]))
+    if run_id not in runs:
+        return None
+    if x == "commit":
+        commits = list(dict.fromkeys(c for c in g["git_commit"] if isinstance(c, str) and c))
+        this = g.loc[g["run_id"] == run_id, "git_commit"].iloc[0]
+        i = commits.index(this) if this in commits else 0
+        if i == 0:
+            return None
+        hw = g.loc[g["run_id"] == run_id, "hardware_key"].iloc[0]
+        return {"by": "commit", "hw": hw, "baseline": commits[i - 1], "candidate": this}
+    i = runs.index(run_id)
+    return {"baseline": runs[i - 1], "candidate": run_id} if i else None

@@ -212,9 +212,16 @@ def test_backfilled_history_on_trends_in_chromium(tmp_path, driver):
     assert len(hashes) >= 2  # the kernel changed between the backfilled commits
     url = f"sqlite:///{tmp_path / 'kw.db'}"
     ingest(url, list(zip(map(str, files), docs)))
+    from db import queries
+
+    cat = queries.catalog(url)  # ingest re-keys old runs' hashes (with the Impl's args): the stored ones are shown
+    ids = cat[(cat["impl"] == "triton_bf16x9") & (cat["case_id"] == case)]["benchmark_id"]
+    stored = queries.series_points(url, tuple(int(i) for i in ids), "latency_ms")
+    hashes = {h[:7] for h in stored[stored["status"] == "ok"]["impl_hash"]}
+    assert len(hashes) >= 2
     with serve(url, tmp_path) as base:
         driver.get(f"{base}/trends?technique=gemm_fp32_emulation&impl=triton_bf16x9&case={case}"
-                   "&metric=latency_ms&group=impl%20version")
+                   "&metric=latency_ms&group=impl%20%C2%B7%20hardware%20%C2%B7%20kernel%20version")
         wait_rendered(driver, 1)
         time.sleep(1.0)
         assert not driver.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')

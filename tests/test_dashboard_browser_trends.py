@@ -124,3 +124,22 @@ def test_compare_names_the_protocol_change(site, driver):
     wait_rendered(driver, 1)
     notes = wait_for(lambda: [t for t in texts(driver, "stAlert") if "no baseline under their timing protocol" in t])
     assert any("graph/v2" in n and "graph/v3" in n for n in notes)
+
+
+def test_click_a_point_to_compare_with_the_run_before(site, driver):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    driver.get(f"{site}/trends?{MUFU}&x=order")
+    wait_rendered(driver, 1)
+    show_chart(driver)
+    points = driver.find_elements(By.CSS_SELECTOR, f"{PLOTLY} .scatterlayer .trace .points path")
+    assert len(points) > 10
+    ActionChains(driver).move_to_element(points[len(points) // 2]).click().perform()
+    link = wait_for(lambda: [a for a in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stPageLink"] a')
+                             if "against the one before it" in a.text])
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", link[0])
+    wait_for(lambda: "/compare" in driver.current_url)
+    wait_rendered(driver, 1)
+    q = query(driver)
+    assert q["baseline"] != q["candidate"] and len(q["candidate"][0]) == 32

@@ -231,3 +231,39 @@ def test_trends_bad_link_value_warns(history_url, monkeypatch):
     text = " ".join(w.value for w in at.warning)
     assert "bogus" in text and "nope" in text
     assert at.radio(key="trend_x").value == "started_at"
+
+
+def test_clicked_point_links_to_compare_with_the_run_before(history_url):
+    from dashboard.plots import with_spread
+    from dashboard.trend_chart import compare_link, prepare
+    from db import queries
+
+    cat = queries.catalog(history_url)
+    ids = cat[(cat.technique == "exp_approx") & (cat.impl == "triton_mufu") & (cat.case_id == "elem_n16m")
+              & (cat.metric == "latency_ms")]["benchmark_id"]
+    pts = prepare(with_spread(queries.series_points(history_url, tuple(int(i) for i in ids), "latency_ms")))
+    v3 = pts[pts["protocol"] == "cuda-events+l2flush+graph/v3"].sort_values(["started_at", "run_id"])
+    line = v3["line"].iloc[0]
+    runs = list(v3["run_id"])
+    assert compare_link(pts, line, runs[5], "started_at") == {"baseline": runs[4], "candidate": runs[5]}
+    assert compare_link(pts, line, runs[0], "order") is None  # the line's first point
+    last = v3.iloc[-1]
+    commits = list(dict.fromkeys(v3["git_commit"]))
+    link = compare_link(pts, line, last["run_id"], "commit")
+    assert link == {"by": "commit", "hw": last["hardware_key"], "baseline": commits[-2], "candidate": commits[-1]}
+    # the v2 line's runs are not the v3 line's: a point is compared within its own line
+    v2_line = pts[pts["protocol"] == "cuda-events+l2flush+graph/v2"]["line"].iloc[0]
+    assert compare_link(pts, v2_line, runs[5], "started_at") is None
+
+
+def test_trends_offers_the_click(history_url, monkeypatch):
+    at = run_page(history_url, "trends", monkeypatch, MUFU)
+    assert any("Click a point to compare" in c.value for c in at.caption)
+
+
+def test_old_group_links_keep_working(history_url, monkeypatch):
+    from tests.test_dashboard_url_state import open_link
+
+    at = open_link(history_url, "trends", monkeypatch, MUFU | {"group": "impl version"})
+    assert at.selectbox(key="trend_group").value == "impl · hardware · kernel version"
+    assert not [w.value for w in at.warning if "link" in w.value]

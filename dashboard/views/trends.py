@@ -61,6 +61,8 @@ with c7:
     x = url_state.radio("x axis", list(trend_chart.X_AXES), "x", horizontal=True, key="trend_x",
                         format_func=trend_chart.X_AXES.get)
 with c8:
+    if st.query_params.get("group") in trend_chart.GROUP_ALIASES and "trend_group" not in st.session_state:
+        st.query_params["group"] = trend_chart.GROUP_ALIASES[st.query_params["group"]]
     split = url_state.selectbox("one line per (and protocol)", list(trend_chart.SPLITS), "group", key="trend_group")
 with c9:
     tier = url_state.selectbox("tier", ["all"] + sorted(runs["tier"].unique()), "tier", key="trend_tier")
@@ -96,7 +98,20 @@ st.caption(f"{md_text(technique)} / {md_text(', '.join(sel['impl']))} / {md_text
            f"{len(cps)} change points · {len(acks)} acknowledgements")
 fig = trend_chart.trend_figure(points, x=x, metric=metric, unit=unit, lines=lines, change_points=cps, acks=acks,
                                log_y=log_y)
-st.plotly_chart(plots.inert(fig), key="trend_chart")
+names = [t.name for t in fig.data]  # before inert escapes them: the clicked trace's line
+event = st.plotly_chart(plots.inert(fig), key="trend_chart", on_select="rerun", selection_mode="points")
+clicked = [p for p in (event.selection.points if event else []) if p.get("customdata")]
+if clicked:
+    p = clicked[0]
+    link = trend_chart.compare_link(points, names[p["curve_number"]], p["customdata"][8], x)
+    if link:
+        st.page_link("views/compare.py", query_params=link,
+                     label=f"Compare {'commit' if x == 'commit' else 'run'} {md_text(p['customdata'][1])} "
+                           f"({p['customdata'][0]}) against the one before it on this line")
+    else:
+        st.caption("The clicked point is its line's first: nothing before it to compare with.")
+else:
+    st.caption("Click a point to compare its run (its commit, on the commit axis) with the one before it.")
 if metric == "latency_ms":
     res = noise_table(points)
     noisy = res[res["too noisy"]]
