@@ -9,6 +9,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.plots import PALETTE
+from db.noise import night_cv
+from db.verdict import Thresholds, metric_kind
+from db.verdict.rules import THROUGHPUT, TIMING
 from suite.ceilings import share_text
 
 MAX_LINES = 8
@@ -20,6 +23,8 @@ SPLITS = {"impl · hardware": [], "impl · hardware · software": ["software"],
 GROUP_ALIASES = {"impl version": "impl · hardware · kernel version", "hardware · software": "impl · hardware · software",
                  "software": "impl · hardware · software", "hardware": "impl · hardware", "impl": "impl · hardware"}
 BASE_KEY = ["impl", "hardware", "protocol"]
+BAND_LINES = 3  # reference bands are drawn for at most this many lines (more would hide the data)
+REFERENCE_RUNS = 10
 UNITLESS = ("", "1", "bool", "ratio", "fraction")
 
 
@@ -163,6 +168,9 @@ def trend_figure(points: pd.DataFrame, x: str = "started_at", metric: str = "", 
     if not bad.empty:
         fig.add_trace(go.Scatter(x=bad[x], y=[None] * len(bad), mode="markers", name="failed / error",
                                  marker=dict(symbol="x", color="#7f1d1d")))
+    if metric_kind(metric, unit) in (TIMING, THROUGHPUT) and len(names) <= BAND_LINES:
+        for i, name in enumerate(names):
+            _bands(fig, ok[ok["line"] == name], x, PALETTE[i % len(PALETTE)])
     _change_marks(fig, points, x, change_points, acks)
     fig.update_layout(yaxis_title=axis_title(metric, unit), xaxis_title=X_AXES.get(x, x), height=520,
                       legend=dict(orientation="h", yanchor="top", y=-0.18), margin=dict(b=30))
@@ -174,6 +182,40 @@ def trend_figure(points: pd.DataFrame, x: str = "started_at", metric: str = "", 
     if log_y:
         fig.update_yaxes(type="log")
     return fig
+
+
+def reference(g: pd.DataFrame) -> Optional[dict]:
+    """A line's newest REFERENCE_RUNS run medians (oldest first in g): their median, night CV and span, and
+    the gate's threshold (db.verdict.Thresholds.min_effect); None under 3 runs."""
+    g = g.sort_values(["started_at", "run_id"]).tail(REFERENCE_RUNS)
+    if len(g) < 3:
+        return None
+    med = float(np.median(g["median"]))
+    return {"median": med, "cv": night_cv(list(g["median"])), "gate": Thresholds().min_effect,
+            "first": g.iloc[0], "last": g.iloc[-1]}
+
+
+def _pos(v, x: str):
+    """A shape's x: a time as naive UTC text (Plotly's date axis), anything else as it is."""
+    if x != "started_at":
+        return v
+    t = pd.Timestamp(v)
+    return (t.tz_convert("UTC").tz_localize(None) if t.tzinfo else t).isoformat(sep=" ")
+
+
+def _bands(fig: go.Figure, g: pd.DataFrame, x: str, color: str) -> None:
+    """Over a line's reference runs: its night-to-night spread (median +- 1 sd, shaded) and the gate's
+    threshold (median +- min_effect, dotted), so a step can be read against what would alert."""
+    ref = reference(g)
+    if ref is None:
+        return
+    m, x0, x1 = ref["median"], _pos(ref["first"][x], x), _pos(ref["last"][x], x)
+    fig.add_shape(type="rect", xref="x", yref="y", x0=x0, x1=x1, y0=m * (1 - ref["cv"]), y1=m * (1 + ref["cv"]),
+                  fillcolor=color, opacity=0.12, line_width=0, layer="below", name="night-to-night spread")
+    for sign in (-1, 1):
+        fig.add_shape(type="line", xref="x", yref="y", x0=x0, x1=x1, y0=m * (1 + sign * ref["gate"]),
+                      y1=m * (1 + sign * ref["gate"]), line=dict(color=color, dash="dot", width=1),
+                      name="gate threshold")
 
 
 def _change_marks(fig: go.Figure, points: pd.DataFrame, x: str, change_points, acks) -> None:

@@ -267,3 +267,20 @@ def test_old_group_links_keep_working(history_url, monkeypatch):
     at = open_link(history_url, "trends", monkeypatch, MUFU | {"group": "impl version"})
     assert at.selectbox(key="trend_group").value == "impl · hardware · kernel version"
     assert not [w.value for w in at.warning if "link" in w.value]
+
+
+def test_noise_band_and_gate_threshold_drawn(history_url, monkeypatch):
+    from dashboard.trend_chart import REFERENCE_RUNS
+
+    at = run_page(history_url, "trends", monkeypatch, MUFU | {"x": "order"})
+    fig = figure(at)
+    gates = [s for s in fig["layout"]["shapes"] if s.get("name") == "gate threshold"]
+    bands = [s for s in fig["layout"]["shapes"] if s.get("name") == "night-to-night spread"]
+    assert len(gates) == 2 * len(bands) == 6  # three protocol lines, each band and both thresholds
+    v3 = next(t for t in lines_of(at) if t["name"].endswith("graph/v3"))
+    ref = float(np.median(arr(v3["y"])[-REFERENCE_RUNS:]))
+    lo, hi = sorted(s["y0"] for s in gates if s["line"]["color"] == v3["line"]["color"])
+    assert (lo, hi) == pytest.approx((ref * 0.95, ref * 1.05))
+    assert any("gate's threshold" in c.value for c in at.caption)
+    at.multiselect(key="trend_impl").set_value([]).run()  # 8 lines: no bands
+    assert not [s for s in figure(at)["layout"].get("shapes", []) if s.get("name") == "gate threshold"]

@@ -98,6 +98,9 @@ st.caption(f"{md_text(technique)} / {md_text(', '.join(sel['impl']))} / {md_text
            f"{len(cps)} change points · {len(acks)} acknowledgements")
 fig = trend_chart.trend_figure(points, x=x, metric=metric, unit=unit, lines=lines, change_points=cps, acks=acks,
                                log_y=log_y)
+if any(getattr(sh, "name", None) == "gate threshold" for sh in fig.layout.shapes):
+    st.caption(f"Shaded: each line's night-to-night spread (median ± 1 sd of its last {trend_chart.REFERENCE_RUNS} "
+               "runs); dotted: the gate's threshold around their median (a change beyond it, significant, alerts).")
 names = [t.name for t in fig.data]  # before inert escapes them: the clicked trace's line
 event = st.plotly_chart(plots.inert(fig), key="trend_chart", on_select="rerun", selection_mode="points")
 clicked = [p for p in (event.selection.points if event else []) if p.get("customdata")]
