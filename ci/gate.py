@@ -18,7 +18,7 @@ from ci.gate_remeasure import remeasure
 from ci.report_gate import to_json, to_markdown
 from db.engine import open_db
 from db.models_ci import GateReport
-from db.verdict import Thresholds, judge
+from db.verdict import Thresholds, interleaved, judge
 from db.verdict.judge import samples_comparison, settle
 
 console = Console(stderr=True)
@@ -139,9 +139,10 @@ def run_gate(baseline: RunData, candidate: RunData, th: Thresholds = Thresholds(
              do_remeasure: bool = False) -> GateResult:
     """Judge every candidate series against the baseline's series of the same fingerprint."""
     pairs, dropped = pair_rows(baseline, candidate)
+    ab = interleaved(baseline.run, candidate.run)  # one A/B job: judged on its own spread
     verdicts, by_key = [], {}
     for key, base, cand, other_machine in pairs:
-        v = judge(base, cand, th, key, other_machine)
+        v = judge(base, cand, th, key, other_machine, ab)
         v.muted = matching_mute(key, list(mutes))
         verdicts.append(v)
         by_key[key] = (base, cand)

@@ -4,6 +4,7 @@ The gate (ci/gate*.py), the nightly report and every dashboard page decide "regr
 nowhere else. `rules` holds the vocabulary and the numbers, `stats` the tests, `counts` the k-of-n
 view of quality metrics, `judge` the decision.
 """
+from db.verdict.ab import interleaved
 from db.verdict.counts import counts_of, pool_grids
 from db.verdict.judge import Verdict, clock_drop, error_bound, expected_failure, judge
 from db.verdict.rules import (COMPARED, EXPECTED, FAILING, FRACTION, KINDS, SEVERITY, STATUSES, Thresholds,
@@ -16,5 +17,5 @@ def prepare(rows: list[dict]) -> list[dict]:
 
 
 __all__ = ["COMPARED", "EXPECTED", "FAILING", "KINDS", "SEVERITY", "STATUSES", "Thresholds", "Verdict",
-           "clock_drop", "counts_of", "error_bound", "expected_failure", "host_timer", "judge", "metric_kind",
+           "clock_drop", "counts_of", "error_bound", "expected_failure", "host_timer", "interleaved", "judge", "metric_kind",
            "prepare"]

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
 from db.verdict import rules as R
+from db.verdict.ab import compare_ab, log_rounds, round_spread
 from db.verdict.counts import counts_of
 from db.verdict.stats import FISHER_MAX, Comparison, compare_counts, compare_rates, compare_samples
 from suite.registry import known_failure
@@ -100,12 +101,23 @@ def apply(v: Verdict, c: Comparison) -> None:
     v.n_baseline, v.n_candidate = c.n_baseline, c.n_candidate
 
 
-def samples_comparison(base: dict, cand: dict, direction: str, th: R.Thresholds) -> Comparison:
-    """The samples test with the thresholds of the rows' protocol."""
+def samples_comparison(base: dict, cand: dict, direction: str, th: R.Thresholds, ab: bool = False) -> Comparison:
+    """The samples test with the thresholds of the rows' protocol; ab: the rows are the two sides of
+    one interleaved A/B, judged on its own round-to-round spread at the A/B's confidence."""
     protocol = (cand.get("stats") or {}).get("protocol") or ""
     t = th.for_protocol(protocol)
+    if ab and not R.host_timer(protocol):
+        return compare_ab(base, cand, direction, t)
     return compare_samples(base.get("samples") or [], cand.get("samples") or [], direction, t.alpha,
                            t.min_effect, t.min_samples, t.run_cv(protocol))
+
+
+def _spread_text(base: dict, cand: dict, protocol: str, t: R.Thresholds, ab: bool) -> str:
+    if ab and not R.host_timer(protocol):
+        lb, lc = log_rounds(base), log_rounds(cand)
+        return (f"the A/B's own {round_spread(lb, lc, t):.1%} round-to-round spread over {len(lb)}+{len(lc)} "
+                f"rounds, decided at z={t.ab_z:g}")
+    return f"the protocol's {t.run_cv(protocol):.1%} run-to-run spread"
 
 
 def settle(c: Comparison, th: R.Thresholds) -> str:
@@ -118,10 +130,12 @@ def settle(c: Comparison, th: R.Thresholds) -> str:
             R.IMPROVED if sig and c.worse <= -th.min_effect else R.STABLE)
 
 
-def _timing(v: Verdict, base: dict, cand: dict, th: R.Thresholds) -> None:
+def _timing(v: Verdict, base: dict, cand: dict, th: R.Thresholds, ab: bool = False) -> None:
     protocol = (cand.get("stats") or {}).get("protocol") or ""
     t = th.for_protocol(protocol)
-    c = samples_comparison(base, cand, v.direction, th)
+    c = samples_comparison(base, cand, v.direction, th, ab)
+    spread = _spread_text(base, cand, protocol, t, ab)
+    effect = t.ab_min_effect if ab and not R.host_timer(protocol) else t.min_effect
     apply(v, c)
     v.ambiguous = c.outcome == "ambiguous"
     if c.outcome == "insufficient":
@@ -129,15 +143,14 @@ def _timing(v: Verdict, base: dict, cand: dict, th: R.Thresholds) -> None:
         v.reason = f"too few samples (baseline {c.n_baseline}, candidate {c.n_candidate}; need {t.min_samples})"
     elif c.outcome == "ambiguous":
         v.status = R.INSUFFICIENT
-        v.reason = (f"ambiguous: change {c.change:+.1%} (95% CI {c.ci_low:+.1%}..{c.ci_high:+.1%} with the "
-                    f"protocol's {t.run_cv(protocol):.1%} run-to-run spread, p={c.p_value:.2g}) neither clears nor "
-                    f"fails the {t.min_effect:.0%} effect; re-measure (--remeasure beside a runner)")
+        v.reason = (f"ambiguous: change {c.change:+.1%} (95% CI {c.ci_low:+.1%}..{c.ci_high:+.1%} with "
+                    f"{spread}, p={c.p_value:.2g}) neither clears nor fails the {effect:.0%} effect; "
+                    "re-measure (--remeasure beside a runner" + (", or more A/B rounds)" if ab else ")"))
     else:
         v.status = c.outcome
         in_time = f" ({c.worse:+.2%} in time per unit of work)" if v.kind == R.THROUGHPUT else ""
         v.reason = (f"Mann-Whitney U p={c.p_value:.2g}, median change {c.change:+.2%}{in_time} "
-                    f"(needs p<{t.alpha}, >= {t.min_effect:.0%}, and a 95% CI clear of 0 with the protocol's "
-                    f"{t.run_cv(protocol):.1%} run-to-run spread)")
+                    f"(needs p<{t.alpha}, >= {effect:.0%}, and a CI clear of 0 with {spread})")
     if R.host_timer(protocol) and not th.gate_host_timings:
         v.gated = False
         v.reason += "; host timer on a shared CPU: shown, not gated (--gate-host-timings gates it)"
@@ -213,8 +226,9 @@ def _value(v: Verdict, base: dict, cand: dict) -> None:
 
 
 def judge(baseline: Optional[dict], candidate: dict, th: R.Thresholds = R.Thresholds(), key: Any = None,
-          other_machine: bool = False) -> Verdict:
-    """The verdict on one candidate row against its baseline row (None when there is none)."""
+          other_machine: bool = False, ab: bool = False) -> Verdict:
+    """The verdict on one candidate row against its baseline row (None when there is none); ab: the
+    two rows are the sides of one interleaved A/B (db.verdict.ab.interleaved on their runs)."""
     cand, base = candidate, baseline
     kind = R.metric_kind(cand["metric"], cand.get("unit", ""))
     v = Verdict(R.STABLE, kind, cand.get("unit", ""), cand.get("direction", "lower"),
@@ -244,7 +258,7 @@ def judge(baseline: Optional[dict], candidate: dict, th: R.Thresholds = R.Thresh
         v.status, v.reason = R.IMPROVED, f"baseline was {base.get('status')}, candidate passes"
         v.candidate_value = _finite(cand.get("value"))
     elif kind in (R.TIMING, R.THROUGHPUT):
-        _timing(v, base, cand, th)
+        _timing(v, base, cand, th, ab)
     elif kind == R.ERROR:
         _error(v, base, cand)
     elif kind == R.FRACTION:

@@ -69,6 +69,17 @@ class Thresholds:
     run_cv_placed: float = 0.010
     run_cv_gpu: float = 0.028
 
+    # Interleaved A/B (base and head measured in one job, alternating per round): no night-to-night
+    # spread, only the spread of a round's median between rounds of the same code, which the A/B
+    # measures itself (db.verdict.ab). Calibrated on the A/A file results/h200/history/ab_same_*
+    # (docs/verdict.md, "A/B"): ab_cv is its round-to-round spread (RMS over series) and stands in
+    # where a side has one round; ab_z is the one-sided 1/1000 normal quantile, so an A/A series
+    # regresses falsely at most once in 1000; ab_min_effect is the smallest change worth a failed PR.
+    ab_cv: float = 0.015
+    ab_cv_floor: float = 0.001
+    ab_z: float = 3.09
+    ab_min_effect: float = 0.02
+
     def run_cv(self, protocol: str) -> float:
         """The run-to-run spread the timing test adds for this protocol."""
         if host_timer(protocol):
