@@ -169,7 +169,7 @@ def gate_cmd(baseline: Optional[str] = typer.Option(None, "--baseline", "-b", he
              technique: Optional[list[str]] = typer.Option(None, "--technique", "-t", help="with --ab; repeatable"),
              impl: Optional[list[str]] = typer.Option(None, "--impl", "-i", help="with --ab; repeatable"),
              case: Optional[list[str]] = typer.Option(None, "--case", help="with --ab; repeatable"),
-             rounds: int = typer.Option(2, "--rounds", min=1, help="with --ab: measurements per case and side"),
+             rounds: int = typer.Option(5, "--rounds", min=1, help="with --ab: rounds per case and side"),
              markdown: Optional[Path] = typer.Option(None, "--markdown", help="write the PR-comment report here"),
              json_out: Optional[Path] = typer.Option(None, "--json", help="write the JSON report here"),
              db: Optional[str] = typer.Option(None, "--db", help="database URL (refs, mutes, stored report)"),

@@ -15,7 +15,7 @@ class ABError(RuntimeError):
     """A side of the A/B could not be exported, imported or measured."""
 
 
-def measure_ab(base_ref: str, head_ref: str, tier: str, techniques, impls, cases, rounds: int = 2,
+def measure_ab(base_ref: str, head_ref: str, tier: str, techniques, impls, cases, rounds: int = 5,
                device: str = "auto", out_dir: Path = Path("kwatch-runs/ab")) -> tuple[Path, Path]:
     """Result files (base, head) of both revisions measured interleaved on this machine."""
     try:
