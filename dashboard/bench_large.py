@@ -1,27 +1,37 @@
-"""A synthetic large database (default 1M results) and the time each dashboard page takes on it.
+"""Seconds each dashboard page takes to render server-side, on a synthetic 1M-result database or on
+one built from every committed result file.
 
     python -m dashboard.bench_large --db /tmp/kw_1m.db [--results 1000000] [--rebuild]
+    python -m dashboard.bench_large --committed --db /tmp/kw_committed.db [--rebuild]
 
-Layout: 4 hardware x 2 software versions, nightly runs per hardware, 500 benchmarks x 2 metrics per
-run (latency_ms with 32 samples, rel_err with 3); every 10th night each GPU run also holds probe rows
-as the techniques write them: an exponent sweep (gemm_fp32_emulation_sweep, 3 schemes x 13 x 13 x
-2 metrics) and a needle grid (needle_retrieval, 4 selectors x 4 contexts x 11 depths x 2 strengths).
-Prints, per page, the cold time of the queries it issues and the time of a cold AppTest run.
+Synthetic layout, shaped like real use: 4 hardware x 2 software versions; each night every hardware
+writes its nightly as one run per technique (5 runs a night, 100 benchmarks x 2 metrics each:
+latency_ms with 32 samples, rel_err with 3), every 7th night the whole nightly again at the same commit
+(repeats), and the timing protocol moves from .../v2 to .../v3 half-way. Every 10th night each GPU
+nightly also holds probe rows as the techniques write them: an exponent sweep
+(gemm_fp32_emulation_sweep, 3 schemes x 13 x 13 x 2 metrics) and a needle grid (needle_retrieval,
+4 selectors x 4 contexts x 11 depths x 2 strengths).
+Prints the load average, then per page the cold time of the queries it issues (synthetic only) and
+the time of a cold (caches cleared) AppTest run of the page.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sqlite3
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Optional
 
 HARDWARE = [("NVIDIA H200", "9.0"), ("NVIDIA H100 80GB HBM3", "9.0"), ("NVIDIA A100-SXM4-80GB", "8.0"), (None, None)]
 SOFTWARE = [("2.10.0+cu128", "3.5.1", "12.8"), ("2.11.0+cu130", "3.6.0", "13.0")]
 TECHNIQUES = ["gemm_fp32_emulation", "exp_approx", "attention_block_sparse", "sparse_selectors", "mqar"]
-PER_RUN = 1000  # 500 benchmarks x (latency_ms, rel_err)
+PER_RUN = 200  # one technique's 100 benchmarks x (latency_ms, rel_err)
+PROTOCOLS = ("cuda-events+l2flush+graph/v2", "cuda-events+l2flush+graph/v3")
+REPEAT_EVERY = 7  # nights whose nightly runs twice at one commit
 
 
 def _schema(url: str) -> None:
@@ -57,14 +67,15 @@ def _benchmarks(cur) -> list[int]:
     return ids
 
 
-def _rows(run_id: str, bench: list[int], base: list[float], drift: float, rng: random.Random):
+def _rows(run_id: str, bench: list[int], base: list[float], drift: float, protocol: str, rng: random.Random):
     for b, mu in zip(bench, base):
         m = mu * drift
         samples = [round(rng.gauss(m, 0.02 * m), 6) for _ in range(32)]
-        yield (run_id, b, "latency_ms", "ms", "lower", sorted(samples)[16], "ok", None, 1, "h", "cuda-events/v1",
-               "{}", json.dumps(samples), "{}")
+        yield (run_id, b, "latency_ms", "ms", "lower", sorted(samples)[16], "ok", None, 1, "h", protocol,
+               "{}", json.dumps(samples), json.dumps({"protocol": protocol, "n": 32}))
         err = 1e-7 * (1 + (b % 7))
-        yield (run_id, b, "rel_err", "1", "lower", err, "ok", None, 1, "h", None, "{}", json.dumps([err] * 3), "{}")
+        yield (run_id, b, "rel_err", "1", "lower", err, "ok", None, 1, "h", None, "{}", json.dumps([err] * 3),
+               json.dumps({"tolerance": 1e-5}))
 
 
 GRID = (-140, -133, -126, -118, -112, -110, -64, 0, 64, 111, 120, 126, 127)  # the sweep's coarse grid
@@ -124,34 +135,75 @@ def build(path: Path, n_results: int = 1_000_000, seed: int = 0) -> int:
     cur = con.cursor()
     envs, bench = _envs(cur), _benchmarks(cur)
     base = [rng.uniform(0.01, 50.0) for _ in bench]
-    n_runs = max(1, n_results // (PER_RUN + 200))  # every 10th run also holds ~2,000 probe rows
+    per_tech = len(bench) // len(TECHNIQUES)
     start = datetime(2026, 1, 1, 2, 0, tzinfo=timezone.utc)
-    total, r = 0, 0
+    nights = max(1, n_results // (len(HARDWARE) * PER_RUN * len(TECHNIQUES)))
+    total, night, r = 0, 0, 0
     while total < n_results:
-        h, night = r % len(HARDWARE), r // len(HARDWARE)
-        s = 0 if night < n_runs // len(HARDWARE) // 2 else 1
-        run_id = f"synthetic-{r:06d}"
-        when = start + timedelta(days=night, minutes=10 * h)
-        cur.execute("INSERT INTO runs (id, started_at, finished_at, tier, reason, source, git_commit, git_branch, "
-                    "git_dirty, environment_id, content_hash, config, ingested_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (run_id, when.strftime("%Y-%m-%d %H:%M:%S.000000"), None, "nightly", "nightly", "synthetic",
-                     f"{rng.getrandbits(160):040x}", "main", False, envs[2 * h + s], run_id, "{}",
-                     when.strftime("%Y-%m-%d %H:%M:%S.000000")))
+        s = 0 if night < nights // 2 else 1
+        protocol = PROTOCOLS[0 if night < nights // 2 else 1]
         drift = 1.0 + (0.08 if night % 50 == 49 else 0.0) + 0.03 * s
-        _insert(cur, _rows(run_id, bench, base, drift, rng))
-        total += PER_RUN
-        if night % 10 == 0 and HARDWARE[h][0]:
-            total += _extras(run_id, cur, rng)
-        if r % 100 == 99:
+        for h in range(len(HARDWARE)):
+            commit = f"{rng.getrandbits(160):040x}"
+            for rep in range(2 if night % REPEAT_EVERY == REPEAT_EVERY - 1 else 1):
+                for t in range(len(TECHNIQUES)):
+                    run_id = f"synthetic-{r:07d}"
+                    when = start + timedelta(days=night, hours=3 * rep, minutes=30 * h + 5 * t)
+                    stamp = when.strftime("%Y-%m-%d %H:%M:%S.000000")
+                    cur.execute("INSERT INTO runs (id, started_at, finished_at, tier, reason, source, git_commit, "
+                                "git_branch, git_dirty, environment_id, content_hash, config, ingested_at) "
+                                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                                (run_id, stamp, None, "nightly", "nightly", "synthetic", commit, "main", False,
+                                 envs[2 * h + s], run_id, "{}", stamp))
+                    sl = slice(t * per_tech, (t + 1) * per_tech)
+                    _insert(cur, _rows(run_id, bench[sl], base[sl], drift, protocol, rng))
+                    total += 2 * per_tech
+                    if t == 0 and rep == 0 and night % 10 == 0 and HARDWARE[h][0]:
+                        total += _extras(run_id, cur, rng)
+                    r += 1
+        if night % 10 == 9:
             con.commit()
-        r += 1
+        night += 1
     con.commit()
     con.execute("ANALYZE")
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     con.close()
     return total
 
 
-PAGES = ["health", "trends", "compare", "numerics", "retrieval", "claims", "cost_model"]
+PAGES = ["health", "alerts", "trends", "compare", "numerics", "retrieval", "claims", "cost_model"]
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def committed_files(root: Path = ROOT / "results") -> list[Path]:
+    """Every committed result file (schema 1), `.json.gz` included; raw benchmark dumps are left out."""
+    from db.validate import read_text
+
+    out = []
+    for p in sorted(root.rglob("*.json*")):
+        if p.name.endswith((".json", ".json.gz")) and json.loads(read_text(p)).get("schema") is not None:
+            out.append(p)
+    return out
+
+
+def build_committed(path: Path, files: Optional[list[Path]] = None) -> int:
+    """Create the database at path (replacing it) from the committed result files; returns its results."""
+    from db.engine import open_db
+    from db.ingest import ingest_docs
+    from db.validate import load_and_validate
+
+    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        p.unlink(missing_ok=True)
+    files = committed_files() if files is None else files
+    session = open_db(f"sqlite:///{path}")
+    for i in range(0, len(files), 20):
+        ingest_docs(session, [(str(p), load_and_validate(p)) for p in files[i:i + 20]])
+    con = sqlite3.connect(path)
+    n = con.execute("SELECT count(*) FROM results").fetchone()[0]
+    con.execute("ANALYZE")
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the read-only dashboard cannot fold the WAL in
+    con.close()
+    return n
 
 
 def time_queries(url: str) -> dict[str, float]:
@@ -190,49 +242,62 @@ def time_queries(url: str) -> dict[str, float]:
     return out
 
 
-def time_apptest(url: str) -> dict[str, float]:
-    """Seconds of a cold (caches cleared) AppTest run of each page."""
-    import os
-
+def time_apptest(url: str, pages: list[str] = PAGES) -> dict[str, tuple[float, float]]:
+    """(wall, CPU) seconds of a cold (caches cleared) AppTest run of each page; CPU is the process's
+    (the page runs in one script thread), which a loaded machine does not inflate as it does wall time."""
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
     os.environ["KWATCH_DB"] = url
     app = str(Path(__file__).resolve().parent / "app.py")
     out = {}
-    for page in PAGES:
+    for page in pages:
         at = AppTest.from_file(app, default_timeout=120)
         at.run()
         st.cache_data.clear()
         at.switch_page(f"views/{page}.py")
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         at.run()
-        out[page] = time.perf_counter() - t
+        out[page] = (time.perf_counter() - t, time.process_time() - c)
         if at.exception:
             raise RuntimeError(f"{page}: {at.exception[0].value}")
     return out
 
 
-def main() -> None:
+def table(apptest: dict[str, tuple[float, float]], queries: Optional[dict[str, float]] = None) -> str:
+    """The Markdown table of seconds per page."""
+    lines = ["| page | queries, cold (s) | AppTest page run, cold cache: wall (s) | CPU (s) |",
+             "| --- | --- | --- | --- |"]
+    for page, (wall, cpu) in apptest.items():
+        q = (queries or {}).get(page)
+        lines.append(f"| {page} | {'—' if q is None else f'{q:.3f}'} | {wall:.3f} | {cpu:.3f} |")
+    return "\n".join(lines)
+
+
+def main(argv: Optional[list[str]] = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--db", default="/tmp/kw_1m.db")
-    ap.add_argument("--results", type=int, default=1_000_000)
+    ap.add_argument("--db", default=None, help="default /tmp/kw_1m.db, or /tmp/kw_committed.db with --committed")
+    ap.add_argument("--committed", action="store_true", help="a database of every committed result file")
+    ap.add_argument("--results", type=int, default=1_000_000, help="synthetic results to write")
     ap.add_argument("--rebuild", action="store_true")
-    a = ap.parse_args()
-    path = Path(a.db)
+    ap.add_argument("--pages", default=",".join(PAGES), help="comma-separated pages to time")
+    a = ap.parse_args(argv)
+    path = Path(a.db or ("/tmp/kw_committed.db" if a.committed else "/tmp/kw_1m.db"))
     if a.rebuild or not path.exists():
         t = time.perf_counter()
-        n = build(path, a.results)
+        n = build_committed(path) if a.committed else build(path, a.results)
         print(f"built {path}: {n} results in {time.perf_counter() - t:.1f} s, "
-              f"{path.stat().st_size / 2**20:.0f} MiB")
+              f"{path.stat().st_size / 2**20:.0f} MiB", flush=True)
     url = f"sqlite:///{path}"
     from dashboard import verdict  # noqa: F401  (scipy's import is process start-up, not page load)
     import scipy.stats  # noqa: F401
 
-    qs, ats = time_queries(url), time_apptest(url)
-    print("| page | queries, cold (s) | AppTest page run, cold cache (s) |\n| --- | --- | --- |")
-    for page in PAGES:
-        print(f"| {page} | {qs.get(page, float('nan')):.3f} | {ats[page]:.3f} |")
+    load = os.getloadavg()
+    qs = None if a.committed else time_queries(url)
+    ats = time_apptest(url, [p for p in a.pages.split(",") if p])
+    print(f"{os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} before, "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} after")
+    print(table(ats, qs))
 
 
 if __name__ == "__main__":

@@ -8,12 +8,13 @@ Every query goes through an index: results by (benchmark_id, metric, run_id) or 
 """
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
 import pandas as pd
-from sqlalchemy import Engine, and_, case, create_engine, event, func, inspect, null, select
+from sqlalchemy import Engine, Text, and_, case, create_engine, event, func, inspect, null, select, type_coerce
 
 from db.engine import resolve_url
 from db.models import Benchmark, Environment, Result, Run
@@ -124,15 +125,19 @@ def catalog(url: Optional[str] = None) -> pd.DataFrame:
 WHEN = case((Run.reason == "backfill", func.coalesce(Run.git_date, Run.started_at)), else_=Run.started_at)
 
 
-def _points_stmt(with_params: bool = False, with_stats: bool = False):
+def _points_stmt(with_params: bool = False, with_stats: bool = False, raw_json: bool = False):
     """Results with their benchmark, run and environment; `params` and `stats` only when asked (JSON
-    decoding is most of a large page's time; the tolerance is always there)."""
-    params = Result.params if with_params else null().label("params")
-    stats = Result.stats if with_stats else null().label("stats")
+    decoding is most of a large page's time; the tolerance is always there). `raw_json`: params, samples
+    and stats as undecoded text and no `ceiling` (see _full_points)."""
+    def col(c, wanted=True):
+        return type_coerce(c, Text).label(c.key) if raw_json and wanted else c if wanted else null().label(c.key)
+
+    ceiling = null().label("ceiling") if raw_json else Result.stats["ceiling"]
     return (select(Result.id, Result.benchmark_id, Benchmark.technique, Benchmark.impl, Benchmark.case_id,
                    Result.metric, Result.unit, Result.direction, Result.value, Result.status, Result.error,
-                   Result.protocol, Result.impl_version, Result.impl_hash, params, Result.samples,
-                   Result.stats["tolerance"].as_float(), Result.stats["ceiling"], stats, Run.id, WHEN.label("started_at"),
+                   Result.protocol, Result.impl_version, Result.impl_hash, col(Result.params, with_params),
+                   col(Result.samples), Result.stats["tolerance"].as_float(), ceiling,
+                   col(Result.stats, with_stats), Run.id, WHEN.label("started_at"),
                    Run.git_commit, Run.tier, Environment.hardware_key, Environment.software_key,
                    Environment.gpu_name, Environment.cpu, Environment.torch, Environment.triton,
                    Environment.cuda, Environment.driver)
@@ -193,14 +198,35 @@ def result_index(url: Optional[str], run_ids: Iterable[str]) -> pd.DataFrame:
     return _frame(url, stmt, cols)
 
 
+def _json(v: Any) -> Any:
+    """A JSON column read as text, decoded (a driver that decodes JSON itself hands over the object)."""
+    return json.loads(v) if isinstance(v, str) else v
+
+
+def _full_points(url: Optional[str], stmt) -> pd.DataFrame:
+    """_points of a _points_stmt(True, True, raw_json=True): params, samples and stats decoded here,
+    column by column, and `ceiling` taken from the decoded stats (the row-by-row JSON processing of the
+    driver layer was most of a Health page's time)."""
+    cols = POINT_COLUMNS[:-2] + ["gpu_name", "cpu", "torch", "triton", "cuda", "driver"]
+    with read_engine(url).connect() as conn:
+        rows = conn.execute(stmt).all()
+    data = {c: list(v) for c, v in zip(cols, zip(*rows))} if rows else {c: [] for c in cols}
+    for c in ("params", "samples", "stats"):
+        data[c] = [_json(v) for v in data[c]]
+    data["ceiling"] = [s.get("ceiling") if isinstance(s, dict) else None for s in data["stats"]]
+    df = _label(pd.DataFrame(data, columns=cols))
+    return df.drop(columns=["gpu_name", "cpu", "torch", "triton", "cuda", "driver"])
+
+
 def results_by_id(url: Optional[str], ids: Iterable[int], chunk: int = 5000) -> pd.DataFrame:
     """Full result rows (POINT_COLUMNS, with params and stats: what a verdict reads) of the given result ids."""
     ids = [int(i) for i in ids]
     if "results" not in tables(url) or not ids:
         return pd.DataFrame(columns=POINT_COLUMNS)
-    parts = [_points(url, _points_stmt(True, True).where(Result.id.in_(ids[i:i + chunk])))
+    parts = [_full_points(url, _points_stmt(True, True, raw_json=True).where(Result.id.in_(ids[i:i + chunk])))
              for i in range(0, len(ids), chunk)]
-    return pd.concat(parts, ignore_index=True)
+    found = [p for p in parts if not p.empty] or parts[:1]  # an empty chunk would turn the dtypes to object
+    return pd.concat(found, ignore_index=True)
 
 
 def technique_results(url: Optional[str], technique: str, metrics: Iterable[str],
