@@ -90,19 +90,37 @@ def _filtered(q, technique: str, metric: str | None, impls: tuple[str, ...] | No
     return q
 
 
+BATCH = 64  # runs read per query, newest first
+
+
+def _runs_newest_first(session: Session, runs_on: tuple[str, ...], cpu_ok: bool, committed: bool) -> list[tuple]:
+    """(run id, started_at, gpu_name) of every run on matching hardware, newest first (ties: larger id
+    first), from the small runs table: the checks read the results of a few runs at a time, newest first,
+    and stop once they have what they need, not every run a large database holds."""
+    q = select(Run.id, Run.started_at, Environment.gpu_name, Environment.device).join(
+        Environment, Run.environment_id == Environment.id)
+    if committed:
+        q = q.where(Run.git_commit.is_not(None))
+    found = [(rid, st, gpu) for rid, st, gpu, device in session.execute(q) if _matches(gpu, device, runs_on, cpu_ok)]
+    return sorted(found, key=lambda r: (_ts(r[1]), r[0]), reverse=True)
+
+
 def latest_run_id(session: Session, technique: str, metric: str | None, impls: tuple[str, ...] | None,
                   case: str | None, runs_on: tuple[str, ...], cpu_ok: bool,
                   need: tuple[tuple[str, ...], ...] = (), committed: bool = True) -> str | None:
     """The most recent run with valid rows of technique (metric, impls, case) on matching hardware
     that holds, for each group in `need`, at least one of its implementations."""
-    q = _filtered(select(Run.id, Run.started_at, Environment.gpu_name, Environment.device,
-                         Benchmark.impl).distinct(), technique, metric, impls, case, committed)
-    runs: dict[str, tuple] = {}
-    for run_id, started, gpu, device, impl in session.execute(q):
-        if _matches(gpu, device, runs_on, cpu_ok):
-            runs.setdefault(run_id, (started, set()))[1].add(impl)
-    ok = [(_ts(st), rid) for rid, (st, have) in runs.items() if all(have & set(g) for g in need)]
-    return max(ok)[1] if ok else None
+    runs = _runs_newest_first(session, runs_on, cpu_ok, committed)
+    for i in range(0, len(runs), BATCH):
+        batch = [r[0] for r in runs[i:i + BATCH]]
+        q = _filtered(select(Run.id, Benchmark.impl).distinct(), technique, metric, impls, case, committed)
+        have: dict[str, set] = {}
+        for run_id, impl in session.execute(q.where(Run.id.in_(batch))):
+            have.setdefault(run_id, set()).add(impl)
+        for run_id in batch:
+            if run_id in have and all(have[run_id] & set(g) for g in need):
+                return run_id
+    return None
 
 
 def _rows(session: Session, technique: str, metric: str | None, impls: tuple[str, ...] | None,
@@ -182,15 +200,26 @@ def custom_measure(session: Session, chk: Custom, runs_on: tuple[str, ...], cpu_
     (rows of chk.metric, if set) on matching hardware, all passed to its function together; a run of
     a subset of the implementations leaves the others' latest rows in place."""
     rows, runs = [], set()
+    newest_first = _runs_newest_first(session, runs_on, cpu_ok, committed)
     for tech in chk.techniques():
-        q = _filtered(select(Benchmark.impl, Benchmark.case_id, Run.id, Run.started_at, Environment.gpu_name,
-                             Environment.device).distinct(), tech, chk.metric, None, None, committed)
+        # Every (implementation, case) with a row of the metric in any run; one that appears in no valid row
+        # on matching hardware makes the loop below read every run, as it did before it stopped early.
+        ids = select(Benchmark.id).where(Benchmark.technique == tech)
+        keys_q = select(Benchmark.impl, Benchmark.case_id).where(
+            Benchmark.id.in_(select(Result.benchmark_id).distinct().where(
+                Result.benchmark_id.in_(ids), *([Result.metric == chk.metric] if chk.metric is not None else []))))
+        keys = set(session.execute(keys_q).all())
         latest: dict[tuple[str, str], tuple] = {}
-        for impl, case, run_id, started, gpu, device in session.execute(q):
-            key = (impl, case)
-            if _matches(gpu, device, runs_on, cpu_ok) and (key not in latest or
-                                                           (_ts(started), run_id) > latest[key][:2]):
-                latest[key] = (_ts(started), run_id, gpu or "CPU")
+        for i in range(0, len(newest_first), BATCH):
+            batch = newest_first[i:i + BATCH]
+            q = _filtered(select(Benchmark.impl, Benchmark.case_id, Run.id).distinct(), tech, chk.metric, None,
+                          None, committed).where(Run.id.in_([r[0] for r in batch]))
+            where = {r[0]: (_ts(r[1]), r[0], r[2] or "CPU") for r in batch}
+            for impl, case, run_id in session.execute(q):
+                if (impl, case) not in latest or where[run_id][:2] > latest[(impl, case)][:2]:
+                    latest[(impl, case)] = where[run_id]
+            if keys <= set(latest):
+                break
         if not latest:
             return None
         for run_id in {v[1] for v in latest.values()}:
