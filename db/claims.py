@@ -90,19 +90,29 @@ def _filtered(q, technique: str, metric: str | None, impls: tuple[str, ...] | No
     return q
 
 
-BATCH = 64  # runs read per query, newest first
+def _batches(runs: list[tuple], first: int = 32):
+    """runs in consecutive slices that double in size (a check that finds nothing reads every run in a
+    handful of queries)."""
+    i, n = 0, first
+    while i < len(runs):
+        yield runs[i:i + n]
+        i, n = i + n, 2 * n
 
 
 def _runs_newest_first(session: Session, runs_on: tuple[str, ...], cpu_ok: bool, committed: bool) -> list[tuple]:
     """(run id, started_at, gpu_name) of every run on matching hardware, newest first (ties: larger id
-    first), from the small runs table: the checks read the results of a few runs at a time, newest first,
-    and stop once they have what they need, not every run a large database holds."""
-    q = select(Run.id, Run.started_at, Environment.gpu_name, Environment.device).join(
-        Environment, Run.environment_id == Environment.id)
-    if committed:
-        q = q.where(Run.git_commit.is_not(None))
-    found = [(rid, st, gpu) for rid, st, gpu, device in session.execute(q) if _matches(gpu, device, runs_on, cpu_ok)]
-    return sorted(found, key=lambda r: (_ts(r[1]), r[0]), reverse=True)
+    first), from the small runs table (kept for the session): the checks read the results of a few runs
+    at a time, newest first, and stop once they have what they need, not every run a large database holds."""
+    memo = session.info.setdefault("claims_runs", {})
+    if "all" not in memo:
+        q = select(Run.id, Run.started_at, Environment.gpu_name, Environment.device, Run.git_commit).join(
+            Environment, Run.environment_id == Environment.id)
+        memo["all"] = sorted(session.execute(q).all(), key=lambda r: (_ts(r[1]), r[0]), reverse=True)
+    key = (runs_on, cpu_ok, committed)
+    if key not in memo:
+        memo[key] = [(rid, st, gpu) for rid, st, gpu, device, commit in memo["all"]
+                     if _matches(gpu, device, runs_on, cpu_ok) and (commit is not None or not committed)]
+    return memo[key]
 
 
 def latest_run_id(session: Session, technique: str, metric: str | None, impls: tuple[str, ...] | None,
@@ -110,10 +120,10 @@ def latest_run_id(session: Session, technique: str, metric: str | None, impls: t
                   need: tuple[tuple[str, ...], ...] = (), committed: bool = True) -> str | None:
     """The most recent run with valid rows of technique (metric, impls, case) on matching hardware
     that holds, for each group in `need`, at least one of its implementations."""
-    runs = _runs_newest_first(session, runs_on, cpu_ok, committed)
-    for i in range(0, len(runs), BATCH):
-        batch = [r[0] for r in runs[i:i + BATCH]]
-        q = _filtered(select(Run.id, Benchmark.impl).distinct(), technique, metric, impls, case, committed)
+    q = _filtered(select(Run.id, Benchmark.impl).distinct(), technique, metric, impls, case, committed)
+    if session.execute(q.limit(1)).first() is None:
+        return None
+    for batch in _batches([r[0] for r in _runs_newest_first(session, runs_on, cpu_ok, committed)]):
         have: dict[str, set] = {}
         for run_id, impl in session.execute(q.where(Run.id.in_(batch))):
             have.setdefault(run_id, set()).add(impl)
@@ -210,8 +220,7 @@ def custom_measure(session: Session, chk: Custom, runs_on: tuple[str, ...], cpu_
                 Result.benchmark_id.in_(ids), *([Result.metric == chk.metric] if chk.metric is not None else []))))
         keys = set(session.execute(keys_q).all())
         latest: dict[tuple[str, str], tuple] = {}
-        for i in range(0, len(newest_first), BATCH):
-            batch = newest_first[i:i + BATCH]
+        for batch in _batches(newest_first):
             q = _filtered(select(Benchmark.impl, Benchmark.case_id, Run.id).distinct(), tech, chk.metric, None,
                           None, committed).where(Run.id.in_([r[0] for r in batch]))
             where = {r[0]: (_ts(r[1]), r[0], r[2] or "CPU") for r in batch}
