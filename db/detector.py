@@ -9,8 +9,8 @@ before them since the series' last change (the reference). An alert when both ho
   max(min_rel, kappa x the standard deviation of their logs); the standard deviation, unlike a
   median-based spread, grows with a minority level or with outlying nights.
 - noisy floor: when the reference is too noisy for a TARGET_STEP change (its base resolution r, the
-  smallest step the two rules above find within confirm - 1 nights, is above TARGET_STEP), the median
-  must also have moved by at least noisy_floor x r: a series the report calls too noisy alarms only on
+  smallest step the two rules above find within confirm - 1 nights, is above TARGET_STEP x
+  (1 + floor_margin)), the median must also have moved by at least noisy_floor x r: a series the report calls too noisy alarms only on
   a change at least as large as the step its own nights resolve. Its resolution (resolution_of) is the
   step it shows with the floor, so the figure the report names is the detector's.
 The change is placed at A's first night and the reference restarts there, so one change alerts once,
@@ -36,6 +36,7 @@ class DetectorSettings:
     min_rel: float = MIN_REL
     kappa: float = 1.0  # the size rule's multiple of the reference's standard deviation (log scale)
     noisy_floor: float = 1.0  # a too-noisy reference's minimum change, in multiples of its base resolution
+    floor_margin: float = 0.1  # the floor applies when the base resolution exceeds TARGET_STEP x (1 + this)
 
     @property
     def min_nights(self) -> int:
@@ -101,9 +102,9 @@ def online_changes(values: list[float], s: DetectorSettings = DetectorSettings()
 
 def _floor(hist: np.ndarray, s: DetectorSettings) -> float:
     """The noisy floor (log scale) of a rank reference `hist` (logs): noisy_floor x its base resolution
-    when that is above TARGET_STEP, else 0."""
+    when that is above TARGET_STEP x (1 + floor_margin), else 0."""
     r = _resolution(hist, s, 0.0)
-    return math.log1p(s.noisy_floor * r) if r > TARGET_STEP else 0.0
+    return math.log1p(s.noisy_floor * r) if r > TARGET_STEP * (1 + s.floor_margin) else 0.0
 
 
 def _resolution(logs: np.ndarray, s: DetectorSettings, floor: float, recall: float = 0.95,

@@ -16,11 +16,30 @@ def _row(fa, noisy, recall, **settings):
             "false_alarms_per_1000": fa / 10, "quiet_5pct_recall_within_2_nights": recall}
 
 
-def test_choose_keeps_the_false_alarm_limits_then_recall_then_the_previous_settings():
-    rows = [_row(0, 0, 0.99, min_rel=0.02, min_ref=20), _row(0, 0, 0.987, min_rel=0.03, min_ref=15),
-            _row(0, 0, 0.987, min_rel=0.03, min_ref=20), _row(2, 2, 1.0, min_ref=10), _row(9, 0, 1.0, kappa=0.5)]
+def test_choose_keeps_the_false_alarm_limits_then_recall_then_the_previous_then_the_smallest_margin():
+    rows = [_row(0, 0, 0.99, min_rel=0.025, min_ref=20), _row(0, 0, 0.987, min_rel=0.03, min_ref=15),
+            _row(0, 0, 0.987, min_rel=0.03, min_ref=20), _row(2, 2, 1.0, min_ref=10), _row(9, 0, 1.0, min_rel=0.035)]
     assert choose(rows) is rows[1]  # within 0.5 points of the best, closest to the previous settings
+    margins = [_row(0, 0, 0.99, floor_margin=m) for m in (0.2, 0.1)]
+    assert choose(rows + margins) is margins[1]  # the smallest margin at the best recall of those settings
+    assert choose(rows + [_row(0, 2, 1.0, floor_margin=0.3)]) is rows[1]  # a too-noisy alarm rules it out
     assert choose([_row(2, 2, 1.0)]) is None
+
+
+def test_the_split_puts_quiet_and_noisy_series_of_each_run_set_in_both_halves():
+    """Stratified: of every run set's quiet (night CV <= 1.5%) and noisy series, both halves hold some
+    (where the stratum has two or more); so the plain do_bench quiet series are held out too."""
+    from ci.detect_bench import QUIET, SPLIT_RUNS, _split_table
+    from db.noise import night_cv
+    series = run_series(sorted(str(f) for p in SPLIT_RUNS for f in ROOT.glob(p)), 10)
+    strata = {}
+    for s in series:
+        key = (s["series"].split("/")[0], s["protocol"] or "", night_cv(s["run_values"]) <= QUIET)
+        strata.setdefault(key, []).append(split_half(s))
+    assert all(set(h) == {"tune", "test"} for h in strata.values() if len(h) >= 2)
+    plain_quiet = [h for k, h in strata.items() if k[0] == "plain_noise" and k[2]]
+    assert len(plain_quiet) == 1 and set(plain_quiet[0]) == {"tune", "test"}
+    assert len(_split_table()) == len({(s["series"], s["protocol"]) for s in series})
 
 
 def test_the_shipped_settings_are_the_committed_choice_of_the_tuning_half():
