@@ -7,7 +7,8 @@ one built from every committed result file.
 Synthetic layout, shaped like real use: 4 hardware x 2 software versions; each night every hardware
 writes its nightly as one run per technique (5 runs a night, 100 benchmarks x 2 metrics each:
 latency_ms with 32 samples, rel_err with 3), every 7th night the whole nightly again at the same commit
-(repeats), and the timing protocol moves from .../v2 to .../v3 half-way. Every 10th night each GPU
+(repeats), and the timing protocol moves from .../v2 to .../v3 half-way; from three quarters on every
+10th benchmark is 10 % slower, and the build runs `kwatch detect` so Alerts has change points to list. Every 10th night each GPU
 nightly also holds probe rows as the techniques write them: an exponent sweep
 (gemm_fp32_emulation_sweep, 3 schemes x 13 x 13 x 2 metrics) and a needle grid (needle_retrieval,
 4 selectors x 4 contexts x 11 depths x 2 strengths).
@@ -156,7 +157,10 @@ def build(path: Path, n_results: int = 1_000_000, seed: int = 0) -> int:
                                 (run_id, stamp, None, "nightly", "nightly", "synthetic", commit, "main", False,
                                  envs[2 * h + s], run_id, "{}", stamp))
                     sl = slice(t * per_tech, (t + 1) * per_tech)
-                    _insert(cur, _rows(run_id, bench[sl], base[sl], drift, protocol, rng))
+                    # from three quarters on, every 10th benchmark is 10 % slower: steps for the detector
+                    mus = [m * 1.1 if night >= 3 * nights // 4 and i % 10 == 0 else m
+                           for i, m in enumerate(base[sl])]
+                    _insert(cur, _rows(run_id, bench[sl], mus, drift, protocol, rng))
                     total += 2 * per_tech
                     if t == 0 and rep == 0 and night % 10 == 0 and HARDWARE[h][0]:
                         total += _extras(run_id, cur, rng)
@@ -264,6 +268,19 @@ def time_apptest(url: str, pages: list[str] = PAGES) -> dict[str, tuple[float, f
     return out
 
 
+def detect(path: Path) -> int:
+    """Store the change points `kwatch detect` finds (what the Alerts page lists); returns how many."""
+    from ci.detect import detect as run_detect
+    from db.engine import open_db
+
+    with open_db(f"sqlite:///{path}")() as session, session.begin():
+        found = run_detect(session)
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    return len(found)
+
+
 def table(apptest: dict[str, tuple[float, float]], queries: Optional[dict[str, float]] = None) -> str:
     """The Markdown table of seconds per page."""
     lines = ["| page | queries, cold (s) | AppTest page run, cold cache: wall (s) | CPU (s) |",
@@ -280,6 +297,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     ap.add_argument("--committed", action="store_true", help="a database of every committed result file")
     ap.add_argument("--results", type=int, default=1_000_000, help="synthetic results to write")
     ap.add_argument("--rebuild", action="store_true")
+    ap.add_argument("--no-detect", action="store_true", help="build without running the change-point detector")
     ap.add_argument("--pages", default=",".join(PAGES), help="comma-separated pages to time")
     a = ap.parse_args(argv)
     path = Path(a.db or ("/tmp/kw_committed.db" if a.committed else "/tmp/kw_1m.db"))
@@ -288,6 +306,9 @@ def main(argv: Optional[list[str]] = None) -> None:
         n = build_committed(path) if a.committed else build(path, a.results)
         print(f"built {path}: {n} results in {time.perf_counter() - t:.1f} s, "
               f"{path.stat().st_size / 2**20:.0f} MiB", flush=True)
+        if not a.no_detect:
+            t = time.perf_counter()
+            print(f"kwatch detect: {detect(path)} change points in {time.perf_counter() - t:.1f} s", flush=True)
     url = f"sqlite:///{path}"
     # One-time imports are process start-up, not page load: scipy (verdicts), and torch, which the claims
     # registry pulls in through suite.lib.selectors (+1 s on the first Claims view after a server start).
