@@ -7,8 +7,8 @@ one built from every committed result file.
 Synthetic layout, shaped like real use: 4 hardware x 2 software versions; each night every hardware
 writes its nightly as one run per technique (5 runs a night, 100 benchmarks x 2 metrics each:
 latency_ms with 32 samples, rel_err with 3), every 7th night the whole nightly again at the same commit
-(repeats), and the timing protocol moves from .../v2 to .../v3 half-way; from three quarters on every
-10th benchmark is 10 % slower, and the build runs `kwatch detect` so Alerts has change points to list. Every 10th night each GPU
+(repeats), and the timing protocol moves from .../v2 to .../v3 half-way; for the last tenth of the nights
+every 10th benchmark is 10 % slower, and the build runs `kwatch detect` so Alerts has change points to list. Every 10th night each GPU
 nightly also holds probe rows as the techniques write them: an exponent sweep
 (gemm_fp32_emulation_sweep, 3 schemes x 13 x 13 x 2 metrics) and a needle grid (needle_retrieval,
 4 selectors x 4 contexts x 11 depths x 2 strengths).
@@ -33,6 +33,7 @@ TECHNIQUES = ["gemm_fp32_emulation", "exp_approx", "attention_block_sparse", "sp
 PER_RUN = 200  # one technique's 100 benchmarks x (latency_ms, rel_err)
 PROTOCOLS = ("cuda-events+l2flush+graph/v2", "cuda-events+l2flush+graph/v3")
 REPEAT_EVERY = 7  # nights whose nightly runs twice at one commit
+PROBE_ROWS = 3 * 13 * 13 * 2 + 4 * 4 * 11 * 2  # a GPU nightly's probe rows, every 10th night
 
 
 def _schema(url: str) -> None:
@@ -137,8 +138,11 @@ def build(path: Path, n_results: int = 1_000_000, seed: int = 0) -> int:
     envs, bench = _envs(cur), _benchmarks(cur)
     base = [rng.uniform(0.01, 50.0) for _ in bench]
     per_tech = len(bench) // len(TECHNIQUES)
-    start = datetime(2026, 1, 1, 2, 0, tzinfo=timezone.utc)
-    nights = max(1, n_results // (len(HARDWARE) * PER_RUN * len(TECHNIQUES)))
+    gpus = sum(1 for gpu, _ in HARDWARE if gpu)
+    per_night = len(HARDWARE) * PER_RUN * len(TECHNIQUES) * (1 + 1 / REPEAT_EVERY) + gpus * PROBE_ROWS / 10
+    nights = max(1, round(n_results / per_night))
+    today = datetime.now(timezone.utc).replace(hour=2, minute=0, second=0, microsecond=0)
+    start = today - timedelta(days=nights)  # the last night is recent, as Alerts' age filter expects
     total, night, r = 0, 0, 0
     while total < n_results:
         s = 0 if night < nights // 2 else 1
@@ -157,8 +161,8 @@ def build(path: Path, n_results: int = 1_000_000, seed: int = 0) -> int:
                                 (run_id, stamp, None, "nightly", "nightly", "synthetic", commit, "main", False,
                                  envs[2 * h + s], run_id, "{}", stamp))
                     sl = slice(t * per_tech, (t + 1) * per_tech)
-                    # from three quarters on, every 10th benchmark is 10 % slower: steps for the detector
-                    mus = [m * 1.1 if night >= 3 * nights // 4 and i % 10 == 0 else m
+                    # for the last tenth of the nights every 10th benchmark is 10 % slower: steps to detect
+                    mus = [m * 1.1 if night >= 9 * nights // 10 and i % 10 == 0 else m
                            for i, m in enumerate(base[sl])]
                     _insert(cur, _rows(run_id, bench[sl], mus, drift, protocol, rng))
                     total += 2 * per_tech
