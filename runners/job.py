@@ -130,7 +130,7 @@ def _ceiling_row(tech, impl, case, ihash, samples, stats, device) -> dict:
     gb = tech.bytes(case.params) / 1e9
     r = base_row(tech, impl, case, CEILING_SHARE, ihash)
     r.update(value=gb / (stats["median"] * 1e-3) / ceiling, samples=[gb / (s * 1e-3) / ceiling for s in samples],
-             stats={**stats, "ceiling_gbps": ceiling, "ceiling": tech.ceiling,
+             stats={**stats, "ceiling_gbps": ceiling, "ceiling_source": tech.ceiling,
                     "gbps": gb / (stats["median"] * 1e-3)})
     return r
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from suite.ceilings import ceilings_line, share_text
+from suite.ceilings import ceilings_line, run_ceiling, share_text
 
 WIDTH = 80
 KINDS = ("ok", "xfail", "fail", "err", "skip")  # column heads: ok, expected failure, failed, error, skipped
@@ -28,7 +28,7 @@ def job_outcomes(results: list[dict]) -> dict[tuple[str, str, str], dict]:
             j["kind"], j["error"] = kind, r["error"]
         if r["metric"] == "latency_ms" and r["value"] is not None:
             j["latency_ms"] = r["value"]
-        c = (r["stats"] or {}).get("ceiling")
+        c = run_ceiling(r["stats"])
         if c and (j["share"] is None or c["share"] > j["share"][0]):
             j["share"] = (c["share"], share_text(r["stats"]))
     return jobs

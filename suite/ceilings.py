@@ -27,9 +27,16 @@ def ceiling_for(tech, impl, metric: str) -> tuple[str, float] | None:
     return (spec, 1.0) if isinstance(spec, str) else (spec[0], float(spec[1]))
 
 
+def run_ceiling(stats: dict | None) -> dict | None:
+    """The row's share of a run-level ceiling ({key, value, unit, divisor, share}), or None. Copy-share rows
+    of files written before the run-level ceilings kept the name of their copy probe under this key."""
+    c = (stats or {}).get("ceiling")
+    return c if isinstance(c, dict) else None
+
+
 def share_text(stats: dict | None) -> str:
     """'93% of bf16' (of bf16/9 where divided), or '-' when the row has no ceiling."""
-    c = (stats or {}).get("ceiling")
+    c = run_ceiling(stats)
     if not c:
         return "-"
     div = c.get("divisor") or 1
@@ -50,7 +57,7 @@ def ceilings_from_rows(rows: list[dict]) -> dict[str, dict]:
     """A run's ceilings as its rows' shares recorded them (for a run read back from the database)."""
     out = {}
     for r in rows:
-        c = (r.get("stats") or {}).get("ceiling")
+        c = run_ceiling(r.get("stats"))
         if c:
             out[c["key"]] = {"value": c["value"] * (c.get("divisor") or 1), "unit": c["unit"]}
     return {k: out[k] for k in sorted(out, key=lambda k: list(CEILINGS).index(k) if k in CEILINGS else len(CEILINGS))}
