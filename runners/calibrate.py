@@ -26,7 +26,7 @@ SEED_RANGE = (1, 2**31 - 20_000)  # the runner's base seeds (runners.run.execute
 def smoke_checks(device: str = "cpu") -> list[tuple]:
     """(technique, impl, case) of the smoke tier whose check runs on `device`, expected failures
     excluded (their failing is the point)."""
-    from runners.run import RunOptions, _capabilities, plan
+    from runners.run import RunOptions, _capabilities, plan  # after TRITON_INTERPRET is set (module docstring)
 
     caps = _capabilities(device)
     return [(t, i, c) for t, i, c in plan(RunOptions(tier="smoke", device=device))
@@ -42,7 +42,7 @@ def seeds_for(n: int, salt: int = 0) -> list[int]:
 def per_seed(tech, impl, case, seeds: list[int], device: str = "cpu") -> list[tuple[float, float, float]]:
     """(error, low-precision error, bound) of the correctness check at each seed (error inf where
     the output held NaN)."""
-    from runners.correctness import ReferenceCache, check
+    from runners.correctness import ReferenceCache, check  # after TRITON_INTERPRET is set (module docstring)
     from suite.spec import implementation
 
     fn, cache, out = implementation(impl), ReferenceCache(), []
@@ -78,7 +78,7 @@ def calibrate(n_seeds: int, out: Path, device: str = "cpu", only: str | None = N
               part: tuple[int, int] = (0, 1), salt: int = 0) -> None:
     """Calibrate each smoke check (every part[1]-th from part[0], for parallel runs), merging each
     entry into `out` as soon as it is measured."""
-    from runners.job import impl_hash
+    from runners.job import impl_hash  # after TRITON_INTERPRET is set (module docstring)
 
     seeds = seeds_for(n_seeds, salt)
     for n, (tech, impl, case) in enumerate(smoke_checks(device)):
@@ -95,7 +95,7 @@ def calibrate(n_seeds: int, out: Path, device: str = "cpu", only: str | None = N
 def rekeyed(entry: dict) -> dict:
     """An entry calibrated before impl_hash covered the args, on the code that runs now (its hash is
     that code's import-closure hash), with today's hash; any other entry as it is."""
-    from runners.code_hash import closure_hash, impl_hash
+    from runners.code_hash import closure_hash, impl_hash  # after TRITON_INTERPRET is set (module docstring)
     from suite.registry import get
 
     tname, iname, _ = entry["check"].split("/", 2)

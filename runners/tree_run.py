@@ -8,10 +8,12 @@ config (`selection_missing`); a commit whose suite cannot be imported or planned
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
 
+from runners.ab import execute_ab
 from runners.run import RunOptions, execute
 from runners.trees import read_info
 
@@ -26,6 +28,7 @@ def git_of(tree: Path) -> dict:
 
 def available(spec: dict) -> tuple[RunOptions, dict]:
     """RunOptions over the names this tree's suite has, and the names it lacks."""
+    # The tree's own suite, imported here so that a commit whose suite does not import exits with 3.
     from suite.registry import techniques
 
     known = techniques()
@@ -49,8 +52,6 @@ def selection(spec: dict) -> dict:
 
 
 def main(spec: dict) -> None:
-    import os
-
     tree = Path.cwd()
     git = git_of(tree)
     os.environ.update(KWATCH_GIT_COMMIT=git["commit"], KWATCH_GIT_BRANCH=git["branch"] or "",
@@ -58,7 +59,6 @@ def main(spec: dict) -> None:
     try:
         opts, missing = available(spec)
         if spec.get("base_tree"):
-            from runners.ab import execute_ab
 
             base = Path(spec["base_tree"])
             files = execute_ab(opts, (base, git_of(base)), (tree, git), (Path(spec["base_out"]), Path(spec["out"])),
