@@ -9,7 +9,10 @@ import torch  # noqa: E402
 from runners.correctness import rel_err  # noqa: E402
 from suite.lib import rope  # noqa: E402
 from suite.lib.dual_gemm_triton import gemm_rope, gemm_swiglu  # noqa: E402
-from suite.lib.norm_triton import norm  # noqa: E402
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from suite.lib.norm_triton import config_for, norm, one_reduce_for  # noqa: E402
 from suite.lib.rope_triton import rope as rope_kernel  # noqa: E402
 from suite.techniques.activations import reference as A  # noqa: E402
 from suite.techniques.activations.probe import _approx_rows  # noqa: E402
@@ -49,6 +52,35 @@ def test_norm_kernel_configs_match_fp64(config, kind, residual, one_reduce):
              out[1] if residual else None, i["eps"], layer=kind == "layer", config=config, one_reduce=one_reduce)
         ref = N.reference(**i)
         assert rel_err(out, ref) <= 1.01 * rel_err(N.lowp(**i), ref)
+
+
+@pytest.mark.parametrize("kind", ["rms", "layer"])
+def test_norm_kernel_default_config_at_hidden_2048(kind):
+    """The heuristic's path at 2048 (one row per program; LayerNorm's two reductions), ragged rows."""
+    p = {"kind": kind, "residual": False, "tokens": 3, "hidden": 2048}
+    for seed in range(2):
+        i = N.make_inputs(p, seed, "cpu")
+        out = N.empty_output(p, "cpu").fill_(float("nan"))
+        norm(out[0], i["x"], i["weight"], i["bias"] if kind == "layer" else None, eps=i["eps"], layer=kind == "layer")
+        ref = N.reference(**i)
+        assert rel_err(out, ref) <= 1.01 * rel_err(N.lowp(**i), ref)
+
+
+def test_norm_heuristic_is_near_the_h200_sweep_best():
+    """In the H200 sweep of docs/data the heuristic's config reaches 85 % of the copy at every swept
+    shape, within 0.5 pt of the best at hidden 2048 (tuned there) and within 2.5 pt elsewhere."""
+    sweep = Path(__file__).resolve().parents[1] / "docs/data/h200_fused_norms_tune_49f7e60.json"
+    rows = json.loads(sweep.read_text())["rows"]
+    best, ours = {}, {}
+    for r in rows:
+        key = (r["kind"], r["residual"], r["hidden"])
+        best[key] = max(best.get(key, 0.0), r["share_copy_1gib"])
+        one = one_reduce_for(r["hidden"]) if r["kind"] == "layer" else True
+        if (r["warps"], r["rows"]) == config_for(r["hidden"]) and r["one_reduce"] == one:
+            ours[key] = r["share_copy_1gib"]
+    assert set(ours) == set(best)
+    gaps = {k: (best[k], ours[k]) for k in best}
+    assert all(ours[k] >= 0.85 and best[k] - ours[k] <= (0.005 if k[2] == 2048 else 0.025) for k in best), gaps
 
 
 def test_layer_norm_one_reduction_survives_a_large_mean():

@@ -28,7 +28,7 @@ TECHNIQUE = Technique(
         Impl("triton_fused", f"{_PKG}.triton_fused:run", requires=("triton",),
              note="read (x, residual) once, fp32 in registers, rsqrt once, write y and h; warps and rows per "
                   "program by hidden size (suite.lib.norm_triton.config_for); LayerNorm's mean and variance "
-                  "from one reduction"),
+                  "from two reductions from hidden 2048 up, one below (one_reduce_for)"),
         Impl("torch_unfused", f"{_PKG}.torch_norms:run", args={"mode": "unfused"}, baseline=True,
              accuracy="two_roundings",
              note="Hugging Face formulation in separate torch ops (add, float, pow, mean, rsqrt, mul, cast, mul)"),
@@ -44,8 +44,7 @@ TECHNIQUE = Technique(
         _case("rms", False, 5, 96, ("smoke_full",), 3),
         _case("layer", True, 3, 200, ("smoke_full",), 3),
         *(_case("rms", True, t, h) for h in (2048, 8192) for t in (1, 16384)),
-        _case("rms", False, 16384, 4096),  # beside LayerNorm at the same shape
-        _case("layer", False, 16384, 4096),
+        *(_case(k, False, 16384, h) for h in (2048, 4096) for k in ("rms", "layer")),
     ),
     # Judged against the same math in fp32 with each output rounded to bf16 once.
     # The Hugging Face formulation rounds the normalised row to bf16 before the weight multiply: a
