@@ -1,5 +1,5 @@
 """Out-of-sample settings for the shipped detector: a grid of DetectorSettings scored on the tuning
-half of the benchmark's series only (ci.detect_bench.split_half, by a hash of the series' name and
+half of the benchmark's series only (ci.detect_series.split_half, by a hash of the series' name and
 protocol), the choice made by a fixed rule; `kwatch detect-bench --split test` then gives the held-out
 figures per noise class with the chosen settings.
 
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import typer
 
-from ci.detect_bench import QUIET, SHIPPED, evaluate, night_noise, run_series, split_half, two_levels
+from ci.detect_bench import SHIPPED, evaluate, night_noise
+from ci.detect_series import QUIET, run_series, split_half, two_levels
 from db.detector import DetectorSettings
 
 CLASSES = {"protocol v3 repeats": ("results/h200/repeats_v3_full/rep_*.json.gz",),
@@ -97,7 +98,7 @@ def tune(reps: int = 4, processes: int = 2) -> dict:
     grid = [replace(DetectorSettings(), **dict(zip(GRID, v))) for v in itertools.product(*GRID.values())]
     with Pool(processes) as pool:
         rows = pool.map(_score, [(series, cvs, det, reps) for det in grid])
-    return {"tuning": "the 'tune' half (ci.detect_bench.split_half) of the series of: " + ", ".join(
+    return {"tuning": "the 'tune' half (ci.detect_series.split_half) of the series of: " + ", ".join(
                 [*CLASSES, "two-level"]), "series": len(series), "reps": reps, "grid": GRID,
             "rule": choose.__doc__, "chosen": choose(rows), "rows": rows,
             "quiet_series": sum(c <= QUIET for c in cvs)}

@@ -3,7 +3,8 @@ import json
 
 import pytest
 
-from ci.detect_bench import SHIPPED, evaluate, noise_series
+from ci.detect_bench import SHIPPED, evaluate
+from ci.detect_series import noise_series
 from ci.nightly_replay import replay
 from ci.detect_core import threshold_alert, zscore_alert
 from tests.conftest import ROOT
@@ -54,7 +55,7 @@ def _run_files(tmp_path, n):
 
 
 def test_repeated_runs_give_one_night_per_run(tmp_path):
-    from ci.detect_bench import run_series
+    from ci.detect_series import run_series
     from ci.nightly_replay import replay_series
     import numpy as np
 
@@ -100,7 +101,7 @@ def test_committed_figures_are_for_the_detector_as_configured(name):
 
     from db.detector import DetectorSettings
 
-    from ci.detect_bench import split_half
+    from ci.detect_series import split_half
 
     doc = json.loads((ROOT / f"docs/data/detector_benchmark_h200_{name}.json").read_text())
     assert doc["detector_settings"] == asdict(DetectorSettings())
@@ -154,7 +155,7 @@ def test_noise_floor_matches_the_detector():
 
 def test_newest_protocol_replays_each_kernel_under_its_newest_timing_protocol():
     """17 H200 runs under protocol v2 and 10 under v3 (which re-timed 28 of the 74 series)."""
-    from ci.detect_bench import run_series
+    from ci.detect_series import run_series
 
     paths = sorted(str(p) for p in (ROOT / "results/h200").glob("repeats_v[23]/rep_*.json.gz"))
     both = run_series(paths, min_runs=10)

@@ -2,7 +2,7 @@
 import json
 from dataclasses import asdict
 
-from ci.detect_bench import run_series, split_half
+from ci.detect_series import run_series, split_half
 from ci.detect_tune import GRID, PREVIOUS, choose, tuning_series
 from db.detector import DetectorSettings, online_changes, resolution_of
 from db.noise import resolution
@@ -29,7 +29,7 @@ def test_choose_keeps_the_false_alarm_limits_then_recall_then_the_previous_then_
 def test_the_split_puts_quiet_and_noisy_series_of_each_run_set_in_both_halves():
     """Stratified: of every run set's quiet (night CV <= 1.5%) and noisy series, both halves hold some
     (where the stratum has two or more); so the plain do_bench quiet series are held out too."""
-    from ci.detect_bench import QUIET, SPLIT_RUNS, _split_table
+    from ci.detect_series import QUIET, SPLIT_RUNS, _split_table
     from db.noise import night_cv
     series = run_series(sorted(str(f) for p in SPLIT_RUNS for f in ROOT.glob(p)), 10)
     strata = {}

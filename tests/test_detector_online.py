@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from ci.detect_bench import run_series, two_levels
+from ci.detect_series import run_series, two_levels
 from db.detector import DetectorSettings, online_changes, resolution_of
 from db.noise import night_cv, resolution
 from runners.resultfile import load

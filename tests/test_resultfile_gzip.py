@@ -4,7 +4,7 @@ import json
 
 from tests.conftest import kwatch
 
-from ci.detect_bench import result_docs
+from ci.detect_series import result_docs
 from db.validate import ResultFileError, load_and_validate
 from runners.resultfile import ResultFile, load, new_run
 
