@@ -13,7 +13,7 @@ from rich.table import Table
 from sqlalchemy import func, select
 
 from ci.gate_mutes import matching_mute
-from db.actions import acknowledge
+from db.actions import ack_covers, acknowledge
 from db.detector import DetectorSettings, online_changes
 from db.engine import open_db
 from db.models import Run
@@ -121,8 +121,8 @@ def detect(session, tier: str = "nightly", techniques: Optional[list[str]] = Non
     for key, items in acks.items():
         for a in items:
             for (k, run_id), c in stored.items():
-                if k == key and _aware(c.run_started_at) <= _aware(a.from_started_at) and (
-                        a.change_point_id in (None, c.id)):
+                if k == key and ack_covers(_aware(a.from_started_at), a.change_point_id,
+                                           _aware(c.run_started_at), c.id):
                     found.append(Detected(c.id, k, run_id, c.run_started_at, c.before_value, c.after_value,
                                           c.rel_change, c.kind, False, {"who": a.who, "why": a.why, "ack_id": a.id}))
     mutes = session_mutes(session)

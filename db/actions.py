@@ -33,3 +33,11 @@ def mute(session: Session, technique: str, impl: Optional[str], case_id: Optiona
     session.add(m)
     session.flush()
     return m.id
+
+
+def ack_covers(ack_from_started: datetime, ack_change_point_id: Optional[int], cp_started: datetime,
+               cp_id: int) -> bool:
+    """Whether an acknowledgement covers a stored change point (times aware, UTC): the change point's run
+    started no later than the run the acknowledgement re-baselines from, and the acknowledgement names
+    that change point or none."""
+    return cp_started <= ack_from_started and (ack_change_point_id is None or int(ack_change_point_id) == int(cp_id))

@@ -13,6 +13,7 @@ from typing import Iterable, Optional
 import pandas as pd
 from sqlalchemy import select, tuple_
 
+from db.actions import ack_covers
 from db.models import Benchmark, Environment, Result, Run
 from db.queries import _ci_table, _frame, _label, tables
 
@@ -88,8 +89,9 @@ def with_state(cps: pd.DataFrame, acks: pd.DataFrame, mute_rows: pd.DataFrame,
     states, details = [], []
     for r in cps.to_dict("records"):
         ack = next((a for a in by_series.get(tuple(r[c] or "" for c in SERIES), [])
-                    if utc(r["run_started_at"]) <= utc(a["from_started_at"])
-                    and (pd.isna(a["change_point_id"]) or int(a["change_point_id"]) == int(r["id"]))), None)
+                    if ack_covers(utc(a["from_started_at"]),
+                                  None if pd.isna(a["change_point_id"]) else a["change_point_id"],
+                                  utc(r["run_started_at"]), r["id"])), None)
         mute = next((m for m in live if mute_matches(m, r["technique"], r["impl"], r["case_id"], r["metric"],
                                                      r["hardware_key"])), None)
         if ack is not None:
