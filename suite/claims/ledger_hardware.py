@@ -1,9 +1,8 @@
 """Claims about the hardware underneath (no technique here builds it): datasheet arithmetic and
 vendor figures for Blackwell, FP4 and Rubin."""
-from suite.claims.spec import Arithmetic, Band, Claim, Selector, about, stated
+from suite.claims.spec import PAGE, Arithmetic, Band, Claim, Selector, about, stated
 
 A = "suite.claims.arithmetic"
-PAGE = "the page (kernel & attention optimization)"
 
 CLAIMS = (
     Claim("tensor_core_2x_per_generation",

@@ -1,10 +1,9 @@
 """Claims about whole-layer fused kernels (megakernels), with decode_step (our batch-1 decode of a
 Llama-3.2-1B-shaped stack) as the nearest measurement: no persistent megakernel is built here; our
 fused step is five Triton launches per layer replayed as one CUDA graph."""
-from suite.claims.spec import Claim, Selector, at_least, stated
+from suite.claims.spec import PAGE, Claim, Selector, at_least, stated
 
 SECTION = "Whole-layer fused kernels — megakernels"
-PAGE = "the page (kernel & attention optimization)"
 T = "decode_step"
 FUSED = ("triton_fused", "triton_fused_pdl")
 SHARE_1K = Selector(T, "ceiling_share", FUSED, case="llama1b_kv1024", scale=100)

@@ -11,6 +11,7 @@ CONTRADICTED = "contradicted"
 NOT_ON_OUR_HARDWARE = "not reproducible on our hardware"
 PENDING = "pending"
 STATUSES = (REPRODUCED, NOT_REPRODUCED, CONTRADICTED, NOT_ON_OUR_HARDWARE, PENDING)
+PAGE = "the page (kernel & attention optimization)"  # the source of the figures the page states itself
 
 # Who measured the figure; "ours": the page's figure (often its arithmetic) tested by our own timing.
 MEASURED_BY = ("vendor", "authors", "independent", "arithmetic", "ours")

@@ -1,10 +1,9 @@
 """Claims this technique measures (page: "Block-scaled versus block floating point"). Numerics, so a
 CPU run decides them (the formats round the same on any machine)."""
-from suite.claims.spec import Claim, Selector, at_least
+from suite.claims.spec import PAGE, Claim, Selector, at_least
 
 T = "block_scaled_formats"
 SECTION = "Block-scaled versus block floating point"
-PAGE = "the page (kernel & attention optimization)"
 
 CLAIMS = (
     Claim("per_tensor_useless_4bit",

@@ -1,9 +1,8 @@
 """Claims of the page's cluster section that no benchmark here can decide, with the reason."""
 from suite.claims.projections import none_possible
-from suite.claims.spec import Claim, Projection
+from suite.claims.spec import PAGE, Claim, Projection
 
 SECTION = "Thread block clusters and distributed shared memory"
-PAGE = "the page (kernel & attention optimization)"
 
 
 def bandwidth_sum(analog: float | None) -> Projection:

@@ -1,11 +1,10 @@
 """Claims of the page's structured-matrix section."""
 from __future__ import annotations
 
-from suite.claims.spec import Claim, Custom, Selector, at_least
+from suite.claims.spec import PAGE, Claim, Custom, Selector, at_least
 
 T = "monarch"
 SECTION = "Structured matrices — butterfly and Monarch"
-PAGE = "the page (kernel & attention optimization)"
 DENSITY = 0.03125  # a Monarch's stored share of n^2 at n = 4096, nb = bs = 64: 2 * 64 / 4096
 
 

@@ -1,11 +1,10 @@
 """Claims of the page's sparsity section, checked by the sparse_gemm break-even sweep."""
 from __future__ import annotations
 
-from suite.claims.spec import Band, Claim, Custom, Selector, at_least, at_most
+from suite.claims.spec import PAGE, Band, Claim, Custom, Selector, at_least, at_most
 
 T = "sparse_gemm"
 SECTION = "Sparsity, ordered by how usable it is"
-PAGE = "the page (kernel & attention optimization)"
 MODERATE = (0.1, 0.5)  # "moderate sparsity": 50-90% zeros, i.e. densities 10-50%
 _MOD = f"suite.techniques.{T}.claims"
 
