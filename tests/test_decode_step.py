@@ -43,6 +43,16 @@ def test_fused_step_matches_the_oracle_and_writes_the_same_cache_slot(seed, mma)
         assert (a - b).abs().max() <= 2 ** -6 * b.abs().max()
 
 
+def test_fused_embedding_and_prefetch_schedule_leave_the_step_bit_identical():
+    outs = []
+    for cfg in ({}, {"fuse_embed": True, "pf_wo": True, "pf_gu_mb": (1, 1, 1), "pf_qkv_next": True,
+                     "evict": "evict_first"}):
+        inp = R.make_inputs(P, 4, "cpu")
+        outs.append(torch.full((P["vocab"],), float("nan")))
+        fused(outs[-1], **inp, mma_attention=True, **cfg)
+    assert torch.equal(outs[0], outs[1])
+
+
 def _attention(q, kc, vc, pos, hq):
     hkv, S, D = kc.shape
     s = (q.view(hkv, hq // hkv, D).double() @ kc.double().transpose(1, 2)) / math.sqrt(D)

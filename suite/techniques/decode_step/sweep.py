@@ -2,21 +2,26 @@
 kernel, warps) replayed as a CUDA graph with the L2 flushed before every replay, checked against the
 bf16 eager step first; ms per token and share of the copy bandwidth measured in the same process.
 
-Then where the time goes, for the default configuration with and without PDL: each kind of launch
-(qkv, attention, o_proj, gate_up, down, head) replayed alone, all of its launches and one of them, with
-the bytes it streams.
+Then where the time goes, for the first and fourth configurations: each kind of launch (qkv,
+attention, o_proj, gate_up, down, head) replayed alone, all of its launches and one of them, with the
+bytes it streams; the floor of a chain of as many empty launches as the step has; and the first
+configurations again at each --more-kv.
 
-python -m suite.techniques.decode_step.sweep --kv 1024 --out sweep.json [--budget-s 60]"""
+python -m suite.techniques.decode_step.sweep --kv 1024 --out sweep.json [--budget-s 60] [--more-kv 8192]"""
 from __future__ import annotations
 
 import argparse
 import json
 import time
 
+_MMA = {"mma_attention": True}
+_FE = {**_MMA, "fuse_embed": True}
+_PF = {**_FE, "pf_wo": True, "pf_gu_mb": (0, 12, 8)}
 CONFIGS = (
-    {"pdl": False}, {"pdl": True},
-    {"block_k": 512}, {"target_programs": 132}, {"target_programs": 528}, {"num_warps": 8},
-    {"pdl": True, "target_programs": 528}, {"block_s": 64},
+    _MMA, _FE, {**_FE, "pf_wo": True}, _PF, {**_PF, "evict": "evict_first"}, {**_PF, "pf_qkv_next": True},
+    {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12)}, {**_FE, "pf_gu_mb": (8, 16, 8)}, {**_PF, "pf_policy": 2},
+    {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12), "evict": "evict_first", "pf_qkv_next": True},
+    {**_PF, "pdl": True}, {**_PF, "target_programs": 264}, {**_FE, "pf_wo": True, "pf_gu_mb": (0, 32, 16)},
 )
 
 
@@ -47,6 +52,22 @@ def time_graph(fn, reps: int = 40) -> list[float]:
     return out
 
 
+def launch_floor(n: int, programs: int = 528) -> float:
+    """Median ms of a CUDA graph of n empty launches of `programs` programs each, one after another."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _empty(x):
+        pass
+
+    import torch
+
+    x = torch.empty(1, device="cuda")
+    ms = sorted(time_graph(lambda: [_empty[(programs,)](x) for _ in range(n)], reps=20))
+    return ms[len(ms) // 2]
+
+
 def kind_bytes(kind: str, inp: dict) -> float:
     """Bytes the launches of one kind stream (weights, or the K/V caches for attention)."""
     b = {"qkv": inp["wqkv"], "o_proj": inp["wo"], "gate_up": inp["wgu"], "down": inp["wd"], "head": inp["emb"],
@@ -75,52 +96,72 @@ def breakdown(out, inputs: dict, cfg: dict, ceiling: float) -> list[dict]:
     return rows
 
 
-def main() -> None:
+def sweep(params: dict, configs, t0: float, budget_s: float, ceiling: float) -> tuple[list, dict]:
+    """Rows (one per configuration: rel. diff vs the bf16 eager step, median ms, share of copy) and inputs."""
     import torch
 
-    from suite.lib.bandwidth import copy_gbps
     from suite.techniques.decode_step import _bytes
     from suite.techniques.decode_step.reference import empty_output, make_inputs
     from suite.techniques.decode_step.torch_eager import run as eager
     from suite.techniques.decode_step.triton_step import run as fused
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kv", type=int, default=1024)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--budget-s", type=float, default=60.0)
-    args = ap.parse_args()
-    t0 = time.perf_counter()
-    params = {"kv": args.kv}
     inputs = make_inputs(params, 0, "cuda")
     want = empty_output(params, "cuda")
     eager(want, **{**inputs, "k_cache": inputs["k_cache"].clone(), "v_cache": inputs["v_cache"].clone()})
-    ceiling = copy_gbps("cuda")
     gb = _bytes(params) / 1e9
     rows = []
-    for cfg in CONFIGS:
-        if time.perf_counter() - t0 > args.budget_s:
-            rows.append({"config": cfg, "skipped": "budget"})
+    for cfg in configs:
+        if time.perf_counter() - t0 > budget_s:
+            rows.append({"kv": params["kv"], "config": cfg, "skipped": "budget"})
             continue
-        out = empty_output(params, "cuda")
+        out = torch.full_like(want, float("nan"))
         try:
             fused(out, **inputs, **cfg)
             err = float((out - want).norm() / want.norm())
             ms = sorted(time_graph(lambda: fused(out, **inputs, **cfg)))
             med = ms[len(ms) // 2]
-            rows.append({"config": cfg, "rel_diff_vs_eager_bf16": err, "median_ms": med, "min_ms": ms[0],
-                         "gbps": gb / med * 1e3, "ceiling_share": gb / med * 1e3 / ceiling})
+            rows.append({"kv": params["kv"], "config": cfg, "rel_diff_vs_eager_bf16": err, "median_ms": med,
+                         "min_ms": ms[0], "gbps": gb / med * 1e3, "ceiling_share": gb / med * 1e3 / ceiling})
         except Exception as exc:  # a configuration that fails to compile or launch is a result too
-            rows.append({"config": cfg, "error": f"{type(exc).__name__}: {exc}"[:500]})
+            rows.append({"kv": params["kv"], "config": cfg, "error": f"{type(exc).__name__}: {exc}"[:500]})
         print(json.dumps(rows[-1]), flush=True)
+    return rows, inputs
+
+
+def main() -> None:
+    import torch
+
+    from suite.lib.bandwidth import copy_gbps
+    from suite.techniques.decode_step.reference import empty_output
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kv", type=int, default=1024)
+    ap.add_argument("--more-kv", type=int, nargs="*", default=[])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--budget-s", type=float, default=60.0)
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    params = {"kv": args.kv}
+    ceiling = copy_gbps("cuda")
+    rows, inputs = sweep(params, CONFIGS, t0, args.budget_s, ceiling)
     parts = []
-    for cfg in ({"pdl": False}, {"pdl": True}):
+    try:
+        n = 5 * 16 + 1
+        parts.append({"kind": "empty_launch_chain", "launches": n, "median_ms": launch_floor(n)})
+        print(json.dumps(parts[-1]), flush=True)
+    except Exception as exc:
+        parts.append({"kind": "empty_launch_chain", "error": f"{type(exc).__name__}: {exc}"[:500]})
+    for cfg in (CONFIGS[0], CONFIGS[3]):
         if time.perf_counter() - t0 > args.budget_s:
             break
         try:
             parts += breakdown(empty_output(params, "cuda"), inputs, cfg, ceiling)
         except Exception as exc:
             parts.append({"config": cfg, "error": f"{type(exc).__name__}: {exc}"[:500]})
-    doc = {"kv": args.kv, "breakdown": parts, "copy_gbps": ceiling, "bytes_per_token": gb * 1e9, "device": torch.cuda.get_device_name(),
+    del inputs
+    for kv in args.more_kv:
+        rows += sweep({"kv": kv}, (CONFIGS[0], CONFIGS[3], CONFIGS[4], CONFIGS[9]), t0, args.budget_s, ceiling)[0]
+    doc = {"kv": args.kv, "breakdown": parts, "copy_gbps": ceiling, "device": torch.cuda.get_device_name(),
            "torch": torch.__version__, "rows": rows, "wall_s": round(time.perf_counter() - t0, 1)}
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=1)
