@@ -22,7 +22,41 @@ CONFIGS = (
     {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12)}, {**_FE, "pf_gu_mb": (8, 16, 8)}, {**_PF, "pf_policy": 2},
     {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12), "evict": "evict_first", "pf_qkv_next": True},
     {**_PF, "pdl": True}, {**_PF, "target_programs": 264}, {**_FE, "pf_wo": True, "pf_gu_mb": (0, 32, 16)},
+    *({**_PF, "tune": {kind: t}} for kind, ts in (
+        ("gate_up", ({"num_warps": 8}, {"block_k": 512}, {"target_programs": 264}, {"target_programs": 1056})),
+        ("down", ({"block_k": 2048}, {"block_k": 512}, {"num_warps": 8}, {"target_programs": 264},
+                  {"target_programs": 1056})),
+        ("qkv", ({"target_programs": 264}, {"target_programs": 1056}, {"block_k": 512}, {"num_warps": 8})),
+        ("o_proj", ({"target_programs": 264}, {"target_programs": 1056}, {"block_k": 512}, {"num_warps": 8})),
+        ("head", ({"num_warps": 8}, {"block_k": 2048})),
+    ) for t in ts),
 )
+
+MORE = (CONFIGS[0], CONFIGS[3], CONFIGS[4], CONFIGS[9])  # again at each --more-kv
+
+
+def _warm(job: tuple) -> str:
+    """Run one configuration once in a fresh process (fills the shared Triton cache); its error or ''."""
+    cfg, kv = job
+    try:
+        from suite.techniques.decode_step.reference import empty_output, make_inputs
+        from suite.techniques.decode_step.triton_step import run as fused
+
+        fused(empty_output({"kv": kv}, "cuda"), **make_inputs({"kv": kv}, 0, "cuda"), **cfg)
+        return ""
+    except Exception as exc:  # reported by the sweep proper
+        return f"{type(exc).__name__}: {exc}"[:200]
+
+
+def warm(jobs: list, workers: int) -> None:
+    """Compile the kernels of every (configuration, kv) in parallel processes before timing (compiles
+    dominate the sweep's time)."""
+    import multiprocessing as mp
+
+    with mp.get_context("spawn").Pool(workers) as pool:
+        for (cfg, kv), err in zip(jobs, pool.map(_warm, jobs, chunksize=1)):
+            if err:
+                print(json.dumps({"warm": cfg, "kv": kv, "error": err}), flush=True)
 
 
 def time_graph(fn, reps: int = 40) -> list[float]:
@@ -139,8 +173,12 @@ def main() -> None:
     ap.add_argument("--more-kv", type=int, nargs="*", default=[])
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=60.0)
+    ap.add_argument("--warm", type=int, default=0, help="processes compiling the configurations first")
     args = ap.parse_args()
     t0 = time.perf_counter()
+    if args.warm:
+        warm([(c, args.kv) for c in CONFIGS] + [(c, k) for k in args.more_kv for c in MORE], args.warm)
+        print(json.dumps({"warmed_s": round(time.perf_counter() - t0, 1)}), flush=True)
     params = {"kv": args.kv}
     ceiling = copy_gbps("cuda")
     rows, inputs = sweep(params, CONFIGS, t0, args.budget_s, ceiling)
@@ -160,7 +198,7 @@ def main() -> None:
             parts.append({"config": cfg, "error": f"{type(exc).__name__}: {exc}"[:500]})
     del inputs
     for kv in args.more_kv:
-        rows += sweep({"kv": kv}, (CONFIGS[0], CONFIGS[3], CONFIGS[4], CONFIGS[9]), t0, args.budget_s, ceiling)[0]
+        rows += sweep({"kv": kv}, MORE, t0, args.budget_s, ceiling)[0]
     doc = {"kv": args.kv, "breakdown": parts, "copy_gbps": ceiling, "device": torch.cuda.get_device_name(),
            "torch": torch.__version__, "rows": rows, "wall_s": round(time.perf_counter() - t0, 1)}
     with open(args.out, "w") as f:
