@@ -22,6 +22,8 @@ CONFIGS = (
     {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12)}, {**_FE, "pf_gu_mb": (8, 16, 8)}, {**_PF, "pf_policy": 2},
     {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12), "evict": "evict_first", "pf_qkv_next": True},
     {**_PF, "pdl": True}, {**_PF, "target_programs": 264}, {**_FE, "pf_wo": True, "pf_gu_mb": (0, 32, 16)},
+    {**_PF, "pdl": True, "target_programs": 132}, {**_PF, "pdl": True, "target_programs": 264},
+    {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12), "evict": "evict_first", "pf_qkv_next": True, "pdl": True},
     *({**_PF, "tune": {kind: t}} for kind, ts in (
         ("gate_up", ({"num_warps": 8}, {"block_k": 512}, {"target_programs": 264}, {"target_programs": 1056})),
         ("down", ({"block_k": 2048}, {"block_k": 512}, {"num_warps": 8}, {"target_programs": 264},
