@@ -82,15 +82,24 @@ def decode_attn_mma_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, coun
                            pf_ptr, pf_lines,
                            G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
                            NSPLIT: tl.constexpr, PDL: tl.constexpr, UPCAST: tl.constexpr, PF: tl.constexpr):
-    """The same split and merge with both products on tensor cores: the G query rows padded to 16
-    (an MMA tile's least M), q and p rounded to bf16 as flash attention does."""
+    """The same split and merge with both products on tensor cores (attn_mma_item)."""
     hk = tl.program_id(0)
     sp = tl.program_id(1)
     prefetch_l2(pf_ptr, pf_lines, hk * NSPLIT + sp, tl.num_programs(0) * NSPLIT, PF)
-    g = tl.arange(0, 16)
-    d = tl.arange(0, D)
     _wait(PDL)
     _launch_next(PDL)
+    attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale, hk, sp,
+                  G, D, CHUNK, BLOCK_S, NSPLIT, UPCAST)
+
+
+@triton.jit
+def attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale, hk, sp,
+                  G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
+                  NSPLIT: tl.constexpr, UPCAST: tl.constexpr):
+    """KV head hk, split sp: both products on tensor cores, the G query rows padded to 16 (an MMA
+    tile's least M), q and p rounded to bf16 as flash attention does; the head's last split merges."""
+    g = tl.arange(0, 16)
+    d = tl.arange(0, D)
     pos = tl.load(pos_ptr)
     q = tl.load(q_ptr + (hk * G + g)[:, None] * D + d[None, :], mask=(g < G)[:, None], other=0.0) * qk_scale
     if UPCAST:  # the interpreter's bf16 dot is wrong; bf16 products are exact in fp32

@@ -69,12 +69,11 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
 
 
 @triton.jit
-def gemv_kernel(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, N, eps, pf_ptr, pf_lines, K: tl.constexpr,
-                NORM: tl.constexpr, RES: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                PDL: tl.constexpr, PF: tl.constexpr, EVICT: tl.constexpr):
-    """out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n]); N a multiple of BLOCK_N."""
-    prefetch_l2(pf_ptr, pf_lines, tl.program_id(0), tl.num_programs(0), PF)
-    rows = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+def gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, blk, K: tl.constexpr, NORM: tl.constexpr,
+              RES: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr,
+              EVICT: tl.constexpr):
+    """Rows blk*BLOCK_N.. of out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n])."""
+    rows = blk * BLOCK_N + tl.arange(0, BLOCK_N)
     y, _, ssq = _rows_dot(w_ptr, rows, rows, x_ptr, g_ptr, K, BLOCK_N, BLOCK_K, False, NORM, PDL, EVICT)
     if NORM:
         y = y * tl.math.rsqrt(ssq / K + eps)
@@ -84,26 +83,22 @@ def gemv_kernel(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, N, eps, pf_ptr, pf_lines,
 
 
 @triton.jit
-def gemv_pair_kernel(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_theta,
-                     pf_ptr, pf_lines, tok_ptr, x_out,
-                     K: tl.constexpr, MODE: tl.constexpr, HALF: tl.constexpr, HQ: tl.constexpr,
-                     HKV: tl.constexpr, S, NPAIR: tl.constexpr,
-                     BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr, PF: tl.constexpr,
-                     EVICT: tl.constexpr, EMB: tl.constexpr):
-    """Two rows per output pair p, with the input RMSNorm fused.
-    SWIGLU: rows p and p + NPAIR; out[p] = silu(a) * b.
-    QKV_ROPE: head h = p // HALF, j = p % HALF, rows h*2*HALF + j and + HALF (the two halves RoPE
-    rotates together); q heads (h < HQ) rotated into out (HQ*2*HALF,), k heads rotated and v heads
-    as they are into slot pos of the caches kc, vc (HKV, S, 2*HALF) bf16.
-    EMB: x is row tok of the table at x_ptr (bf16), and program 0 also writes it to x_out in fp32."""
+def gemv_kernel(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, N, eps, pf_ptr, pf_lines, K: tl.constexpr,
+                NORM: tl.constexpr, RES: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                PDL: tl.constexpr, PF: tl.constexpr, EVICT: tl.constexpr):
+    """out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n]); N a multiple of BLOCK_N."""
     prefetch_l2(pf_ptr, pf_lines, tl.program_id(0), tl.num_programs(0), PF)
-    if EMB:
-        x_ptr += tl.load(tok_ptr) * K
-        if tl.program_id(0) == 0:
-            for k0 in tl.static_range(0, K, BLOCK_K):
-                xs = k0 + tl.arange(0, BLOCK_K)
-                tl.store(x_out + xs, tl.load(x_ptr + xs).to(tl.float32))
-    p = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, tl.program_id(0), K, NORM, RES, BLOCK_N, BLOCK_K,
+              PDL, EVICT)
+
+
+@triton.jit
+def pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_theta, blk,
+              K: tl.constexpr, MODE: tl.constexpr, HALF: tl.constexpr, HQ: tl.constexpr, HKV: tl.constexpr, S,
+              NPAIR: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr,
+              EVICT: tl.constexpr):
+    """Pairs blk*BLOCK_N.. of gemv_pair_kernel (below), x already the input row."""
+    p = blk * BLOCK_N + tl.arange(0, BLOCK_N)
     if MODE == 0:
         rows_a = p
         rows_b = p + NPAIR
@@ -137,6 +132,37 @@ def gemv_pair_kernel(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps,
         tl.store(kc_ptr + slot + HALF, rb.to(tl.bfloat16), mask=is_k)
         tl.store(vc_ptr + slot, ra.to(tl.bfloat16), mask=is_v)
         tl.store(vc_ptr + slot + HALF, rb.to(tl.bfloat16), mask=is_v)
+
+
+@triton.jit
+def embed_row(x_ptr, tok_ptr, x_out, write, K: tl.constexpr, BLOCK_K: tl.constexpr):
+    """Pointer to row tok of the bf16 table at x_ptr (K wide); where write, the row copied to x_out fp32."""
+    x_ptr += tl.load(tok_ptr) * K
+    if write:
+        for k0 in tl.static_range(0, K, BLOCK_K):
+            xs = k0 + tl.arange(0, BLOCK_K)
+            tl.store(x_out + xs, tl.load(x_ptr + xs).to(tl.float32))
+    return x_ptr
+
+
+@triton.jit
+def gemv_pair_kernel(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_theta,
+                     pf_ptr, pf_lines, tok_ptr, x_out,
+                     K: tl.constexpr, MODE: tl.constexpr, HALF: tl.constexpr, HQ: tl.constexpr,
+                     HKV: tl.constexpr, S, NPAIR: tl.constexpr,
+                     BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr, PF: tl.constexpr,
+                     EVICT: tl.constexpr, EMB: tl.constexpr):
+    """Two rows per output pair p, with the input RMSNorm fused.
+    SWIGLU: rows p and p + NPAIR; out[p] = silu(a) * b.
+    QKV_ROPE: head h = p // HALF, j = p % HALF, rows h*2*HALF + j and + HALF (the two halves RoPE
+    rotates together); q heads (h < HQ) rotated into out (HQ*2*HALF,), k heads rotated and v heads
+    as they are into slot pos of the caches kc, vc (HKV, S, 2*HALF) bf16.
+    EMB: x is row tok of the table at x_ptr (bf16), and program 0 also writes it to x_out in fp32."""
+    prefetch_l2(pf_ptr, pf_lines, tl.program_id(0), tl.num_programs(0), PF)
+    if EMB:
+        x_ptr = embed_row(x_ptr, tok_ptr, x_out, tl.program_id(0) == 0, K, BLOCK_K)
+    pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_theta, tl.program_id(0), K, MODE,
+              HALF, HQ, HKV, S, NPAIR, BLOCK_N, BLOCK_K, PDL, EVICT)
 
 
 def block_n(n_out: int, target_programs: int = 264) -> int:

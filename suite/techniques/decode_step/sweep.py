@@ -15,10 +15,13 @@ import json
 import time
 
 _MMA = {"mma_attention": True}
+_P = {"persistent": True}
 _FE = {**_MMA, "fuse_embed": True}
 _PF = {**_FE, "pf_wo": True, "pf_gu_mb": (0, 12, 8)}
 CONFIGS = (
-    _MMA, _FE, {**_FE, "pf_wo": True}, _PF, {**_PF, "evict": "evict_first"}, {**_PF, "pf_qkv_next": True},
+    _MMA, _FE, {**_FE, "pf_wo": True}, _PF,
+    _P, {**_P, "programs_per_sm": 1, "num_warps": 8}, {**_P, "prefetch": False}, {**_P, "gu_mb": 32, "wd_mb": 24},
+    {**_P, "rows": {"QKV": 8, "O": 8, "GU": 16, "D": 8}}, {**_P, "programs_per_sm": 3}, {**_PF, "evict": "evict_first"}, {**_PF, "pf_qkv_next": True},
     {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12)}, {**_FE, "pf_gu_mb": (8, 16, 8)}, {**_PF, "pf_policy": 2},
     {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12), "evict": "evict_first", "pf_qkv_next": True},
     {**_PF, "pdl": True}, {**_PF, "target_programs": 264}, {**_FE, "pf_wo": True, "pf_gu_mb": (0, 32, 16)},
@@ -34,7 +37,16 @@ CONFIGS = (
     ) for t in ts),
 )
 
-MORE = (CONFIGS[0], CONFIGS[3], CONFIGS[4], CONFIGS[9])  # again at each --more-kv
+MORE = (CONFIGS[0], CONFIGS[3], CONFIGS[4], CONFIGS[15], _P)  # again at each --more-kv
+
+
+def step_fn(cfg: dict):
+    """The step function and its keyword options for a configuration (persistent or per-launch)."""
+    from suite.techniques.decode_step import triton_persistent, triton_step
+
+    if cfg.get("persistent"):
+        return triton_persistent.run, {k: v for k, v in cfg.items() if k != "persistent"}
+    return triton_step.run, cfg
 
 
 def _warm(job: tuple) -> str:
@@ -42,9 +54,9 @@ def _warm(job: tuple) -> str:
     cfg, kv = job
     try:
         from suite.techniques.decode_step.reference import empty_output, make_inputs
-        from suite.techniques.decode_step.triton_step import run as fused
 
-        fused(empty_output({"kv": kv}, "cuda"), **make_inputs({"kv": kv}, 0, "cuda"), **cfg)
+        fn, opts = step_fn(cfg)
+        fn(empty_output({"kv": kv}, "cuda"), **make_inputs({"kv": kv}, 0, "cuda"), **opts)
         return ""
     except Exception as exc:  # reported by the sweep proper
         return f"{type(exc).__name__}: {exc}"[:200]
@@ -132,6 +144,17 @@ def breakdown(out, inputs: dict, cfg: dict, ceiling: float) -> list[dict]:
     return rows
 
 
+def _persistent_facts(cfg: dict, inputs: dict) -> dict:
+    """Registers, resident programs and whether a barrier gave up, for a persistent configuration."""
+    if not cfg.get("persistent"):
+        return {}
+    from suite.techniques.decode_step.triton_persistent import plan
+
+    p = plan(inputs["emb"], inputs["wqkv"], inputs["wo"], inputs["wgu"], inputs["k_cache"],
+             **{k: v for k, v in cfg.items() if k != "persistent"})
+    return {"fit": p.fit, "programs": p.nprog, "barrier_gave_up": int(p.bar[1].item())}
+
+
 def sweep(params: dict, configs, t0: float, budget_s: float, ceiling: float) -> tuple[list, dict]:
     """Rows (one per configuration: rel. diff vs the bf16 eager step, median ms, share of copy) and inputs."""
     import torch
@@ -139,7 +162,6 @@ def sweep(params: dict, configs, t0: float, budget_s: float, ceiling: float) -> 
     from suite.techniques.decode_step import _bytes
     from suite.techniques.decode_step.reference import empty_output, make_inputs
     from suite.techniques.decode_step.torch_eager import run as eager
-    from suite.techniques.decode_step.triton_step import run as fused
 
     inputs = make_inputs(params, 0, "cuda")
     want = empty_output(params, "cuda")
@@ -151,13 +173,15 @@ def sweep(params: dict, configs, t0: float, budget_s: float, ceiling: float) -> 
             rows.append({"kv": params["kv"], "config": cfg, "skipped": "budget"})
             continue
         out = torch.full_like(want, float("nan"))
+        fused, opts = step_fn(cfg)
         try:
-            fused(out, **inputs, **cfg)
+            fused(out, **inputs, **opts)
             err = float((out - want).norm() / want.norm())
-            ms = sorted(time_graph(lambda: fused(out, **inputs, **cfg)))
+            ms = sorted(time_graph(lambda: fused(out, **inputs, **opts)))
             med = ms[len(ms) // 2]
             rows.append({"kv": params["kv"], "config": cfg, "rel_diff_vs_eager_bf16": err, "median_ms": med,
-                         "min_ms": ms[0], "gbps": gb / med * 1e3, "ceiling_share": gb / med * 1e3 / ceiling})
+                         "min_ms": ms[0], "gbps": gb / med * 1e3, "ceiling_share": gb / med * 1e3 / ceiling,
+                         **_persistent_facts(cfg, inputs)})
         except Exception as exc:  # a configuration that fails to compile or launch is a result too
             rows.append({"kv": params["kv"], "config": cfg, "error": f"{type(exc).__name__}: {exc}"[:500]})
         print(json.dumps(rows[-1]), flush=True)
