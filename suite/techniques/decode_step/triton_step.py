@@ -58,7 +58,7 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
     kind_opts = {k: {**opts, **(tune or {}).get(k, {})} for k in ("qkv", "o_proj", "gate_up", "down", "head")}
     out_steps = [] if fuse_embed else [("embed", lambda: hs[0].copy_(emb.index_select(0, token)[0]))]
     for l in range(L):
-        gu = _ranges(wgu[l].view(-1), (0,) + pf_gu_mb[1:] if pf_wo else pf_gu_mb)
+        gu = _ranges(wgu[l].view(-1), [0, *pf_gu_mb[1:]] if pf_wo else list(pf_gu_mb))
         first = fuse_embed and l == 0
         out_steps += [
             ("qkv", partial(gemv_pair, sc.q, wqkv[l], emb if first else hs[2 * l], ln1[l], MODE_QKV_ROPE,
