@@ -62,42 +62,21 @@ def _warm(job: tuple) -> str:
         return f"{type(exc).__name__}: {exc}"[:200]
 
 
-def warm(jobs: list, workers: int) -> None:
+def warm(jobs: list, workers: int, timeout_s: float) -> None:
     """Compile the kernels of every (configuration, kv) in parallel processes before timing (compiles
-    dominate the sweep's time)."""
+    dominate the sweep's time); after timeout_s the rest compile when first timed."""
     import multiprocessing as mp
 
     with mp.get_context("spawn").Pool(workers) as pool:
-        for (cfg, kv), err in zip(jobs, pool.map(_warm, jobs, chunksize=1)):
+        res = pool.map_async(_warm, jobs, chunksize=1)
+        try:
+            errs = res.get(timeout=timeout_s)
+        except mp.TimeoutError:
+            print(json.dumps({"warm": "timed out", "after_s": timeout_s}), flush=True)
+            return
+        for (cfg, kv), err in zip(jobs, errs):
             if err:
                 print(json.dumps({"warm": cfg, "kv": kv, "error": err}), flush=True)
-
-
-def time_graph(fn, reps: int = 40) -> list[float]:
-    """ms per replay of fn captured as a CUDA graph, the L2 flushed (zeroed 2 x L2 buffer) before each."""
-    import torch
-
-    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.int8, device="cuda")
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    for _ in range(5):
-        g.replay()
-    out = []
-    for _ in range(reps):
-        flush.zero_()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b))
-    return out
 
 
 def launch_floor(n: int, programs: int = 528) -> float:
@@ -203,7 +182,8 @@ def main() -> None:
     args = ap.parse_args()
     t0 = time.perf_counter()
     if args.warm:
-        warm([(c, args.kv) for c in CONFIGS] + [(c, k) for k in args.more_kv for c in MORE], args.warm)
+        warm([(c, args.kv) for c in CONFIGS] + [(c, k) for k in args.more_kv for c in MORE], args.warm,
+             args.budget_s / 2)
         print(json.dumps({"warmed_s": round(time.perf_counter() - t0, 1)}), flush=True)
     params = {"kv": args.kv}
     ceiling = copy_gbps("cuda")
