@@ -1,7 +1,8 @@
 """The L2 prefetch hint compiles for sm_90 on a CPU-only machine (Triton's bundled ptxas, in a process
 without TRITON_INTERPRET): the GEMV and decode attention kernels carry prefetch requests exactly when
-asked, with the asked policy, and the weight loads the asked eviction policy; under the interpreter,
-or without a tensor, the hint is off."""
+asked, with the asked policy, and the weight loads the asked eviction policy; the persistent step
+compiles with its grid barriers (release/acquire atomics at GPU scope); under the interpreter, or
+without a tensor, the hint is off."""
 import json
 import os
 import subprocess
@@ -39,6 +40,17 @@ sig = {"q_ptr": "*fp32", "kc_ptr": "*bf16", "vc_ptr": "*bf16", "pos_ptr": "*i64"
        "pf_ptr": "*bf16", "pf_lines": "i32"}
 out["attention"] = marks(ptx(A.decode_attn_mma_kernel, sig, {"G": 4, "D": 64, "CHUNK": 64, "BLOCK_S": 64,
                                                              "NSPLIT": 16, "PDL": False, "UPCAST": False, "PF": 1}))
+from suite.lib.decode_persistent import decode_persistent_kernel
+sig = {n: "*bf16" for n in ("emb", "wqkv", "wo", "wgu", "wd", "ln1", "ln2", "lnf", "kc", "vc")}
+sig.update({n: "*fp32" for n in ("logits", "hs", "q", "att", "act", "part_o", "part_ml")})
+sig.update(tok_ptr="*i64", pos_ptr="*i64", count="*i32", bar="*i32", eps="fp32", log2_theta="fp32",
+           qk_scale="fp32", **{n: "i32" for n in ("S", "L", "layer", "gu_lines", "wd_lines", "head_lines")})
+const = dict(H=64, HQ=4, HKV=2, D=16, INTER=128, NPROG=4, BN_QKV=4, BN_O=4, BN_GU=8, BN_D=4, BN_HEAD=16,
+             NBLK_QKV=16, NBLK_O=16, NBLK_GU=16, NBLK_D=16, NBLK_HEAD=16, BLOCK_K=64, CHUNK=64, BLOCK_S=64,
+             NSPLIT=1, UPCAST=False, EVICT="", PF=1, STAGE=-1)
+text = ptx(decode_persistent_kernel, sig, const)
+out["persistent"] = marks(text) + [n for n in ("atom.global.gpu.acq_rel.add", "ld.global.gpu.acquire")
+                                   if n in text]
 print(json.dumps(out))
 """
 
@@ -65,6 +77,12 @@ def test_gemv_carries_prefetch_requests_only_when_asked(marks):
 
 def test_attention_carries_prefetch_requests(marks):
     assert marks["attention"] == ["prefetch.global.L2::evict_last"]
+
+
+def test_persistent_step_has_grid_barriers_and_prefetches(marks):
+    # arrival: an acq_rel add; polling: acquire loads (Triton lowers an add of 0 to one)
+    assert marks["persistent"] == ["prefetch.global.L2::evict_last", "atom.global.gpu.acq_rel.add",
+                                   "ld.global.gpu.acquire"]
 
 
 def test_prefetch_args_are_off_under_the_interpreter_or_without_a_tensor(monkeypatch):
