@@ -7,12 +7,15 @@ attention, o_proj, gate_up, down, head) replayed alone, all of its launches and 
 bytes it streams; the floor of a chain of as many empty launches as the step has; and the first
 configurations again at each --more-kv.
 
-python -m suite.techniques.decode_step.sweep --kv 1024 --out sweep.json [--budget-s 60] [--more-kv 8192]"""
+python -m suite.techniques.decode_step.sweep --kv 1024 --out sweep.json [--budget-s 60] [--more-kv 8192]
+A dry run on the CPU (interpreter, host timings, no graphs): --device cpu --params '{...tiny...}' --configs 0 4"""
 from __future__ import annotations
 
 import argparse
 import json
 import time
+
+DEV = {"device": "cuda", "params": {}}  # set by main(): a CPU dry run uses "cpu" and tiny params
 
 _MMA = {"mma_attention": True}
 _P = {"persistent": True}
@@ -21,7 +24,8 @@ _PF = {**_FE, "pf_wo": True, "pf_gu_mb": (0, 12, 8)}
 CONFIGS = (
     _MMA, _FE, {**_FE, "pf_wo": True}, _PF,
     _P, {**_P, "programs_per_sm": 1, "num_warps": 8}, {**_P, "prefetch": False}, {**_P, "gu_mb": 32, "wd_mb": 24},
-    {**_P, "rows": {"QKV": 8, "O": 8, "GU": 16, "D": 8}}, {**_P, "programs_per_sm": 3}, {**_PF, "evict": "evict_first"}, {**_PF, "pf_qkv_next": True},
+    {**_P, "rows": {"QKV": 8, "O": 8, "GU": 16, "D": 8}}, {**_P, "programs_per_sm": 3},
+    {**_PF, "evict": "evict_first"}, {**_PF, "pf_qkv_next": True},
     {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12)}, {**_FE, "pf_gu_mb": (8, 16, 8)}, {**_PF, "pf_policy": 2},
     {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12), "evict": "evict_first", "pf_qkv_next": True},
     {**_PF, "pdl": True}, {**_PF, "target_programs": 264}, {**_FE, "pf_wo": True, "pf_gu_mb": (0, 32, 16)},
@@ -37,7 +41,8 @@ CONFIGS = (
     ) for t in ts),
 )
 
-MORE = (CONFIGS[0], CONFIGS[3], CONFIGS[4], CONFIGS[15], _P)  # again at each --more-kv
+_WIDE = {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12), "evict": "evict_first", "pf_qkv_next": True}
+MORE = (_MMA, _PF, {**_PF, "evict": "evict_first"}, _WIDE, _P)  # again at each --more-kv
 
 
 def step_fn(cfg: dict):
@@ -56,7 +61,7 @@ def _warm(job: tuple) -> str:
         from suite.techniques.decode_step.reference import empty_output, make_inputs
 
         fn, opts = step_fn(cfg)
-        fn(empty_output({"kv": kv}, "cuda"), **make_inputs({"kv": kv}, 0, "cuda"), **opts)
+        fn(empty_output({"kv": kv}, "cuda"), **make_inputs({"kv": kv}, 0, "cuda"), **opts)  # GPU only
         return ""
     except Exception as exc:  # reported by the sweep proper
         return f"{type(exc).__name__}: {exc}"[:200]
@@ -79,10 +84,43 @@ def warm(jobs: list, workers: int, timeout_s: float) -> None:
                 print(json.dumps({"warm": cfg, "kv": kv, "error": err}), flush=True)
 
 
+def time_graph(fn, reps: int = 40) -> list[float]:
+    """ms per replay of fn captured as a CUDA graph, the L2 flushed (zeroed 2 x L2 buffer) before each."""
+    import torch
+
+    if DEV["device"] != "cuda":  # dry run: host timings of plain calls
+        out = []
+        for _ in range(2):
+            t = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - t) * 1e3)
+        return out
+    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.int8, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    for _ in range(5):
+        g.replay()
+    out = []
+    for _ in range(reps):
+        flush.zero_()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        g.replay()
+        b.record()
+        b.synchronize()
+        out.append(a.elapsed_time(b))
+    return out
+
+
 def launch_floor(n: int, programs: int = 528) -> float:
     """Median ms of a CUDA graph of n empty launches of `programs` programs each, one after another."""
     import triton
-    import triton.language as tl
 
     @triton.jit
     def _empty(x):
@@ -90,7 +128,7 @@ def launch_floor(n: int, programs: int = 528) -> float:
 
     import torch
 
-    x = torch.empty(1, device="cuda")
+    x = torch.empty(1, device=DEV["device"])
     ms = sorted(time_graph(lambda: [_empty[(programs,)](x) for _ in range(n)], reps=20))
     return ms[len(ms) // 2]
 
@@ -142,8 +180,9 @@ def sweep(params: dict, configs, t0: float, budget_s: float, ceiling: float) -> 
     from suite.techniques.decode_step.reference import empty_output, make_inputs
     from suite.techniques.decode_step.torch_eager import run as eager
 
-    inputs = make_inputs(params, 0, "cuda")
-    want = empty_output(params, "cuda")
+    params = {**DEV["params"], **params}
+    inputs = make_inputs(params, 0, DEV["device"])
+    want = empty_output(params, DEV["device"])
     eager(want, **{**inputs, "k_cache": inputs["k_cache"].clone(), "v_cache": inputs["v_cache"].clone()})
     gb = _bytes(params) / 1e9
     rows = []
@@ -179,6 +218,9 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=60.0)
     ap.add_argument("--warm", type=int, default=0, help="processes compiling the configurations first")
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--params", default="{}", help="JSON: params over Llama-3.2-1B's (a dry run's tiny shape)")
+    ap.add_argument("--configs", type=int, nargs="*", default=[], help="indices into CONFIGS (default: all)")
     args = ap.parse_args()
     t0 = time.perf_counter()
     if args.warm:
@@ -186,8 +228,10 @@ def main() -> None:
              args.budget_s / 2)
         print(json.dumps({"warmed_s": round(time.perf_counter() - t0, 1)}), flush=True)
     params = {"kv": args.kv}
-    ceiling = copy_gbps("cuda")
-    rows, inputs = sweep(params, CONFIGS, t0, args.budget_s, ceiling)
+    DEV.update(device=args.device, params=json.loads(args.params))
+    ceiling = copy_gbps(args.device) if args.device == "cuda" else 1.0
+    configs = [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS
+    rows, inputs = sweep(params, configs, t0, args.budget_s, ceiling)
     parts = []
     try:
         n = 5 * 16 + 1
@@ -199,14 +243,15 @@ def main() -> None:
         if time.perf_counter() - t0 > args.budget_s:
             break
         try:
-            parts += breakdown(empty_output(params, "cuda"), inputs, cfg, ceiling)
+            parts += breakdown(empty_output({**DEV["params"], **params}, args.device), inputs, cfg, ceiling)
         except Exception as exc:
             parts.append({"config": cfg, "error": f"{type(exc).__name__}: {exc}"[:500]})
     del inputs
     for kv in args.more_kv:
         rows += sweep({"kv": kv}, MORE, t0, args.budget_s, ceiling)[0]
-    doc = {"kv": args.kv, "breakdown": parts, "copy_gbps": ceiling, "device": torch.cuda.get_device_name(),
-           "torch": torch.__version__, "rows": rows, "wall_s": round(time.perf_counter() - t0, 1)}
+    name = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
+    doc = {"kv": args.kv, "breakdown": parts, "copy_gbps": ceiling, "device": name, "torch": torch.__version__,
+           "rows": rows, "wall_s": round(time.perf_counter() - t0, 1)}
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=1)
 
