@@ -41,6 +41,14 @@ CONFIGS = (
     ) for t in ts),
 )
 
+_T = {**_FE, "tune": {"down": {"block_k": 2048}}}
+FINAL = (  # after the nightly at the same commit: around the tuned step
+    _T, {**_T, "max_split": 8}, {**_T, "max_split": 4}, {**_T, "max_split": 32},
+    {**_T, "tune": {"down": {"block_k": 2048}, "qkv": {"target_programs": 1056}, "head": {"num_warps": 8}}},
+    {**_T, "tune": {"down": {"block_k": 2048}, "gate_up": {"block_k": 512}}},
+    {**_T, "tune": {"down": {"block_k": 2048, "target_programs": 264}}},
+    {**_T, "tune": {"down": {"block_k": 4096}}},
+)
 _WIDE = {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12), "evict": "evict_first", "pf_qkv_next": True}
 MORE = (_MMA, _PF, {**_PF, "evict": "evict_first"}, _WIDE, _P)  # again at each --more-kv
 
@@ -221,18 +229,21 @@ def main() -> None:
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--params", default="{}", help="JSON: params over Llama-3.2-1B's (a dry run's tiny shape)")
     ap.add_argument("--configs", type=int, nargs="*", default=[], help="indices into CONFIGS (default: all)")
+    ap.add_argument("--final", action="store_true", help="FINAL's configurations only, no breakdown")
     args = ap.parse_args()
     t0 = time.perf_counter()
+    configs = FINAL if args.final else [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS
     if args.warm:
-        warm([(c, args.kv) for c in CONFIGS] + [(c, k) for k in args.more_kv for c in MORE], args.warm,
+        warm([(c, args.kv) for c in configs] + [(c, k) for k in args.more_kv for c in MORE], args.warm,
              args.budget_s / 2)
         print(json.dumps({"warmed_s": round(time.perf_counter() - t0, 1)}), flush=True)
     params = {"kv": args.kv}
     DEV.update(device=args.device, params=json.loads(args.params))
     ceiling = copy_gbps(args.device) if args.device == "cuda" else 1.0
-    configs = [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS
     rows, inputs = sweep(params, configs, t0, args.budget_s, ceiling)
     parts = []
+    if args.final:
+        args.more_kv, args.budget_s = [], 0  # the launch floor only: no breakdown, no more KV
     try:
         n = 5 * 16 + 1
         parts.append({"kind": "empty_launch_chain", "launches": n, "median_ms": launch_floor(n)})

@@ -11,7 +11,8 @@ o_proj) MB of the layer's gate/up weight, consecutive from its start (qkv's shar
 pf_wo: the QKV launch asks for the layer's O weight; pf_qkv_next: the down launch asks for the next
 layer's QKV weight. evict="evict_first" loads weights with that L2 policy. fuse_embed: the first QKV
 launch gathers the token's embedding row itself (one launch fewer). tune: per launch kind ("qkv",
-"o_proj", "gate_up", "down", "head") overrides of block_k, target_programs, num_warps.
+"o_proj", "gate_up", "down", "head") overrides of block_k, target_programs, num_warps. max_split:
+the most splits of the KV cache per head in attention.
 Defaults from the H200 sweep at KV 1024 (docs/data/h200_decode_step_sweep_*.json)."""
 from __future__ import annotations
 
@@ -30,28 +31,29 @@ _SCRATCH: dict[tuple, "_Scratch"] = {}
 class _Scratch:
     """fp32 buffers of one shape: residual stream (2L+1, H), q, attention out, SwiGLU out."""
 
-    def __init__(self, L, H, hq, hkv, S, D, inter, device, pdl, block_s, mma):
+    def __init__(self, L, H, hq, hkv, S, D, inter, device, pdl, block_s, mma, max_split):
         self.hs = torch.empty(2 * L + 1, H, device=device, dtype=torch.float32)
         self.q = torch.empty(hq * D, device=device, dtype=torch.float32)
         self.att = torch.empty(hq * D, device=device, dtype=torch.float32)
         self.act = torch.empty(inter, device=device, dtype=torch.float32)
-        self.attn = DecodeAttention(hq, hkv, S, D, device, block_s=block_s, pdl=pdl, mma=mma)
+        self.attn = DecodeAttention(hq, hkv, S, D, device, block_s=block_s, pdl=pdl, mma=mma, max_split=max_split)
 
 
 def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos,
           pdl: bool = False, block_k: int = 1024, block_s: int | None = None, target_programs: int = 528,
           num_warps: int = 4, mma_attention: bool = False, pf_gu_mb: tuple = (0, 0, 0), pf_wo: bool = False,
-          pf_qkv_next: bool = False, pf_policy: int = 1, evict: str = "",
-          fuse_embed: bool = False, tune: dict | None = None) -> list[tuple[str, Callable[[], None]]]:
+          pf_qkv_next: bool = False, pf_policy: int = 1, evict: str = "", fuse_embed: bool = False,
+          tune: dict | None = None, max_split: int = 64) -> list[tuple[str, Callable[[], None]]]:
     """The step's launches in order as (kind, call): embed, then per layer qkv, attention, o_proj,
     gate_up, down, then head (run() calls them all; sweep.py also times each kind alone)."""
     L, H = wqkv.shape[0], emb.shape[1]
     hkv, S, D = k_cache.shape[1:]
     hq, inter = wo.shape[-1] // D, wgu.shape[1] // 2
-    key = (L, H, hq, hkv, S, D, inter, str(emb.device), pdl, block_s, mma_attention)
+    key = (L, H, hq, hkv, S, D, inter, str(emb.device), pdl, block_s, mma_attention, max_split)
     sc = _SCRATCH.get(key)
     if sc is None:
-        sc = _SCRATCH[key] = _Scratch(L, H, hq, hkv, S, D, inter, emb.device, pdl, block_s, mma_attention)
+        sc = _SCRATCH[key] = _Scratch(L, H, hq, hkv, S, D, inter, emb.device, pdl, block_s, mma_attention,
+                                      max_split)
     hs = sc.hs
     opts = {"block_k": block_k, "pdl": pdl, "target_programs": target_programs, "num_warps": num_warps,
             "pf_policy": pf_policy, "evict": evict}
