@@ -1,0 +1,196 @@
+"""FP32-emulation GEMM over bf16 planes in Gluon for Hopper (sm_90a): TMA loads into a ring of shared
+buffers, each K step's piece products issued as one asynchronous wgmma chain into a fresh accumulator
+and waited once (Triton's tl.dot waits after every product), then one IEEE fp32 add; persistent grid in
+grouped tile order."""
+from __future__ import annotations
+
+import torch
+import triton
+from triton.runtime.jit import constexpr_function
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
+                                                              warpgroup_mma_init,
+                                                              warpgroup_mma_wait)
+
+from suite.techniques.gemm_fp32_emulation.triton_tiles import split
+
+_NPROD = {"bf16x3": 3, "bf16x6": 6, "bf16x9": 9}
+
+# (BM, BN, BK, stages, warps) per scheme: 128x128 tiles on two warpgroups (64 x 128 each: the running
+# sum and the step's accumulator take 128 of a thread's registers). Shared memory: stages x planes x
+# (BM + BN) x BK x 2 bytes <= 227 KB.
+CONFIGS = {
+    "bf16x9": (128, 128, 32, 4, 8),
+    "bf16x6": (128, 128, 32, 4, 8),
+    "bf16x3": (128, 128, 64, 3, 8),
+}
+
+
+@constexpr_function
+def _warps_per_cta(BM, num_warps):
+    # wgmma's unit is 4 warps over 64 rows; the rest of the warps go along M while rows remain.
+    return [num_warps, 1] if BM >= 16 * num_warps else [4, num_warps // 4]
+
+
+@gluon.jit
+def _tile(t, grid_m, grid_n, GROUP_M: gl.constexpr):
+    # (pid_m, pid_n) of tile t in grouped order: GROUP_M row blocks walk the column blocks together.
+    per_group = GROUP_M * grid_n
+    first_m = (t // per_group) * GROUP_M
+    rows = gl.minimum(grid_m - first_m, GROUP_M)
+    return first_m + (t % per_group) % rows, (t % per_group) // rows
+
+
+@gluon.jit
+def _load_step(j, pid, nprog, k_steps, grid_m, grid_n, a_desc0, a_desc1, a_desc2, b_desc0, b_desc1, b_desc2,
+               a_bufs, b_bufs, bars, P: gl.constexpr, STAGES: gl.constexpr, GROUP_M: gl.constexpr):
+    # TMA loads of every plane tile of this program's j-th K step into ring slot j % STAGES.
+    pid_m, pid_n = _tile(pid + (j // k_steps) * nprog, grid_m, grid_n, GROUP_M)
+    BM: gl.constexpr = a_desc0.block_type.shape[0]
+    BK: gl.constexpr = a_desc0.block_type.shape[1]
+    BN: gl.constexpr = b_desc0.block_type.shape[1]
+    off_k = (j % k_steps) * BK
+    s = j % STAGES
+    bar = bars.index(s)
+    mbarrier.expect(bar, P * (a_desc0.block_type.nbytes + b_desc0.block_type.nbytes))
+    tma.async_copy_global_to_shared(a_desc0, [pid_m * BM, off_k], bar, a_bufs.index(s * P))
+    tma.async_copy_global_to_shared(a_desc1, [pid_m * BM, off_k], bar, a_bufs.index(s * P + 1))
+    tma.async_copy_global_to_shared(b_desc0, [off_k, pid_n * BN], bar, b_bufs.index(s * P))
+    tma.async_copy_global_to_shared(b_desc1, [off_k, pid_n * BN], bar, b_bufs.index(s * P + 1))
+    if P == 3:
+        tma.async_copy_global_to_shared(a_desc2, [pid_m * BM, off_k], bar, a_bufs.index(s * P + 2))
+        tma.async_copy_global_to_shared(b_desc2, [off_k, pid_n * BN], bar, b_bufs.index(s * P + 2))
+
+
+@gluon.jit
+def _mma(a_bufs, b_bufs, base, i: gl.constexpr, j: gl.constexpr, part, first: gl.constexpr):
+    return warpgroup_mma(a_bufs.index(base + i), b_bufs.index(base + j), part, use_acc=not first, is_async=True)
+
+
+@gluon.jit
+def _products(a_bufs, b_bufs, base, part, NPROD: gl.constexpr):
+    # The scheme's piece products (0 = hi, 1 = mid, 2 = lo), smallest first, hi*hi last, chained on
+    # one accumulator that starts at zero.
+    if NPROD == 9:
+        part = _mma(a_bufs, b_bufs, base, 2, 2, part, True)
+        part = _mma(a_bufs, b_bufs, base, 1, 2, part, False)
+        part = _mma(a_bufs, b_bufs, base, 2, 1, part, False)
+        part = _mma(a_bufs, b_bufs, base, 0, 2, part, False)
+        part = _mma(a_bufs, b_bufs, base, 2, 0, part, False)
+        part = _mma(a_bufs, b_bufs, base, 1, 1, part, False)
+        part = _mma(a_bufs, b_bufs, base, 0, 1, part, False)
+    elif NPROD == 6:
+        part = _mma(a_bufs, b_bufs, base, 0, 2, part, True)
+        part = _mma(a_bufs, b_bufs, base, 2, 0, part, False)
+        part = _mma(a_bufs, b_bufs, base, 1, 1, part, False)
+        part = _mma(a_bufs, b_bufs, base, 0, 1, part, False)
+    else:
+        part = _mma(a_bufs, b_bufs, base, 0, 1, part, True)
+    part = _mma(a_bufs, b_bufs, base, 1, 0, part, False)
+    part = _mma(a_bufs, b_bufs, base, 0, 0, part, False)
+    return part
+
+
+@gluon.jit
+def plane_gemm_gluon(a_ptr, b_ptr, c_ptr, M, N, K, NPROD: gl.constexpr, BM: gl.constexpr, BN: gl.constexpr,
+                     BK: gl.constexpr, STAGES: gl.constexpr, GROUP_M: gl.constexpr, OVERLAP: gl.constexpr,
+                     num_warps: gl.constexpr):
+    P: gl.constexpr = 2 if NPROD == 3 else 3
+    pid = gl.program_id(0)
+    nprog = gl.num_programs(0)
+    a_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BM, BK], gl.bfloat16)
+    b_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BK, BN], gl.bfloat16)
+    a_plane = M.to(gl.int64) * K
+    b_plane = K.to(gl.int64) * N
+    # One descriptor per plane: the TMA unit zero-fills outside [M, K] / [K, N], so tails need no masks.
+    a_desc0 = tma.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BM, BK], a_layout)
+    a_desc1 = tma.make_tensor_descriptor(a_ptr + a_plane, [M, K], [K, 1], [BM, BK], a_layout)
+    a_desc2 = tma.make_tensor_descriptor(a_ptr + (P - 1) * a_plane, [M, K], [K, 1], [BM, BK], a_layout)
+    b_desc0 = tma.make_tensor_descriptor(b_ptr, [K, N], [N, 1], [BK, BN], b_layout)
+    b_desc1 = tma.make_tensor_descriptor(b_ptr + b_plane, [K, N], [N, 1], [BK, BN], b_layout)
+    b_desc2 = tma.make_tensor_descriptor(b_ptr + (P - 1) * b_plane, [K, N], [N, 1], [BK, BN], b_layout)
+    a_bufs = gl.allocate_shared_memory(gl.bfloat16, [STAGES * P, BM, BK], a_layout)
+    b_bufs = gl.allocate_shared_memory(gl.bfloat16, [STAGES * P, BK, BN], b_layout)
+    bars = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(STAGES):
+        mbarrier.init(bars.index(i), count=1)
+    fence_async_shared()
+
+    mma_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=_warps_per_cta(BM, num_warps),
+                                                         instr_shape=[16, BN if BM >= 16 * num_warps else BN // 2, 16])
+    grid_m = gl.cdiv(M, BM)
+    grid_n = gl.cdiv(N, BN)
+    k_steps = gl.cdiv(K, BK)
+    total = gl.cdiv(grid_m * grid_n - pid, nprog) * k_steps  # K steps of all this program's tiles
+    for j in gl.static_range(STAGES - 1 - OVERLAP):
+        if j < total:
+            _load_step(j, pid, nprog, k_steps, grid_m, grid_n, a_desc0, a_desc1, a_desc2, b_desc0, b_desc1,
+                       b_desc2, a_bufs, b_bufs, bars, P, STAGES, GROUP_M)
+    part = gl.zeros((BM, BN), dtype=gl.float32, layout=mma_layout)
+    pending = warpgroup_mma_init(part)
+    rows = gl.arange(0, BM, layout=gl.SliceLayout(1, mma_layout))
+    cols = gl.arange(0, BN, layout=gl.SliceLayout(0, mma_layout))
+    step = 0
+    ahead: gl.constexpr = STAGES - 1 - OVERLAP  # steps loaded ahead; OVERLAP keeps one chain in flight longer
+    for t in range(pid, grid_m * grid_n, nprog):
+        acc = gl.zeros((BM, BN), dtype=gl.float32, layout=mma_layout)
+        for ks in range(k_steps):
+            # The slot loaded here was read by a step whose products a wait below has finished.
+            if step + ahead < total:
+                _load_step(step + ahead, pid, nprog, k_steps, grid_m, grid_n, a_desc0, a_desc1, a_desc2, b_desc0,
+                           b_desc1, b_desc2, a_bufs, b_bufs, bars, P, STAGES, GROUP_M)
+            slot = step % STAGES
+            mbarrier.wait(bars.index(slot), (step // STAGES) & 1)
+            if OVERLAP:
+                # This step's chain goes into `pending` while the previous one's sum is added: three
+                # accumulators, the previous chain waited for with this one's NPROD wgmma still in flight.
+                fresh = _products(a_bufs, b_bufs, slot * P, part, NPROD)
+                if ks > 0:
+                    part = warpgroup_mma_wait(num_outstanding=NPROD, deps=(pending, ))
+                    acc += part
+                pending = fresh
+            else:
+                part = _products(a_bufs, b_bufs, slot * P, part, NPROD)
+                part = warpgroup_mma_wait(num_outstanding=0, deps=(part, ))
+                acc += part  # one IEEE fp32 add per step: long tensor-core chains lose fp32 accuracy
+            step += 1
+        if OVERLAP:
+            part = warpgroup_mma_wait(num_outstanding=0, deps=(pending, ))
+            acc += part
+        pid_m, pid_n = _tile(t, grid_m, grid_n, GROUP_M)
+        rm = pid_m * BM + rows
+        rn = pid_n * BN + cols
+        gl.store(c_ptr + rm[:, None].to(gl.int64) * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+    for i in gl.static_range(STAGES):
+        mbarrier.invalidate(bars.index(i))
+
+
+def _alloc(size: int, alignment: int, stream):
+    return torch.empty(size, device="cuda", dtype=torch.int8)
+
+
+def supported(m: int, n: int, k: int) -> bool:
+    """TMA needs 16-byte-aligned rows and plane bases: k and n multiples of 8."""
+    return k % 8 == 0 and n % 8 == 0 and (m * k) % 8 == 0
+
+
+def gemm(pa: torch.Tensor, pb: torch.Tensor, out: torch.Tensor, scheme: str, config=None, overlap: bool = False,
+         programs=None) -> None:
+    """out (M,N) fp32 = sum of the scheme's products of contiguous bf16 planes pa (P,M,K) and pb (P,K,N)."""
+    bm, bn, bk, stages, warps = config or CONFIGS[scheme]
+    _, M, K = pa.shape
+    N = pb.shape[2]
+    triton.set_allocator(_alloc)  # the kernel writes its TMA descriptors to global scratch
+    tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
+    if programs is None:
+        programs = torch.cuda.get_device_properties(out.device).multi_processor_count
+    plane_gemm_gluon[(min(tiles, programs), )](pa, pb, out, M, N, K, NPROD=_NPROD[scheme], BM=bm, BN=bn, BK=bk,
+                                                STAGES=stages, GROUP_M=8, OVERLAP=int(overlap), num_warps=warps)
+
+
+def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, scheme: str) -> None:
+    """out (M,N) fp32 = a (M,K) fp32 @ b (K,N) fp32: the split kernel's planes, then the Gluon GEMM."""
+    if not supported(*out.shape, a.shape[1]) or out.stride(1) != 1 or out.stride(0) != out.shape[1]:
+        raise ValueError("gluon planes kernel needs k, n multiples of 8 and a contiguous output")
+    gemm(split(a, scheme), split(b, scheme), out, scheme)
