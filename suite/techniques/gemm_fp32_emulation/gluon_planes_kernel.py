@@ -64,39 +64,50 @@ def _load_step(j, pid, nprog, k_steps, grid_m, grid_n, a_desc0, a_desc1, a_desc2
 
 
 @gluon.jit
-def _mma(a_bufs, b_bufs, base, i: gl.constexpr, j: gl.constexpr, part, first: gl.constexpr):
-    return warpgroup_mma(a_bufs.index(base + i), b_bufs.index(base + j), part, use_acc=not first, is_async=True)
+def _mma(a, b_bufs, j, part, first: gl.constexpr):
+    return warpgroup_mma(a, b_bufs.index(j), part, use_acc=not first, is_async=True)
 
 
 @gluon.jit
-def _products(a_bufs, b_bufs, base, part, NPROD: gl.constexpr):
-    # The scheme's piece products (0 = hi, 1 = mid, 2 = lo), smallest first, hi*hi last, chained on
-    # one accumulator that starts at zero.
+def _products(a0, a1, a2, b_bufs, base, part, NPROD: gl.constexpr):
+    # The scheme's piece products (0 = hi, 1 = mid, 2 = lo; a pieces in shared memory or registers),
+    # smallest first, hi*hi last, chained on one accumulator that starts at zero.
     if NPROD == 9:
-        part = _mma(a_bufs, b_bufs, base, 2, 2, part, True)
-        part = _mma(a_bufs, b_bufs, base, 1, 2, part, False)
-        part = _mma(a_bufs, b_bufs, base, 2, 1, part, False)
-        part = _mma(a_bufs, b_bufs, base, 0, 2, part, False)
-        part = _mma(a_bufs, b_bufs, base, 2, 0, part, False)
-        part = _mma(a_bufs, b_bufs, base, 1, 1, part, False)
-        part = _mma(a_bufs, b_bufs, base, 0, 1, part, False)
+        part = _mma(a2, b_bufs, base + 2, part, True)
+        part = _mma(a1, b_bufs, base + 2, part, False)
+        part = _mma(a2, b_bufs, base + 1, part, False)
+        part = _mma(a0, b_bufs, base + 2, part, False)
+        part = _mma(a2, b_bufs, base, part, False)
+        part = _mma(a1, b_bufs, base + 1, part, False)
+        part = _mma(a0, b_bufs, base + 1, part, False)
     elif NPROD == 6:
-        part = _mma(a_bufs, b_bufs, base, 0, 2, part, True)
-        part = _mma(a_bufs, b_bufs, base, 2, 0, part, False)
-        part = _mma(a_bufs, b_bufs, base, 1, 1, part, False)
-        part = _mma(a_bufs, b_bufs, base, 0, 1, part, False)
+        part = _mma(a0, b_bufs, base + 2, part, True)
+        part = _mma(a2, b_bufs, base, part, False)
+        part = _mma(a1, b_bufs, base + 1, part, False)
+        part = _mma(a0, b_bufs, base + 1, part, False)
     else:
-        part = _mma(a_bufs, b_bufs, base, 0, 1, part, True)
-    part = _mma(a_bufs, b_bufs, base, 1, 0, part, False)
-    part = _mma(a_bufs, b_bufs, base, 0, 0, part, False)
+        part = _mma(a0, b_bufs, base + 1, part, True)
+    part = _mma(a1, b_bufs, base, part, False)
+    part = _mma(a0, b_bufs, base, part, False)
     return part
+
+
+@gluon.jit
+def _a_piece(a_bufs, idx, mma_layout: gl.constexpr, A_REG: gl.constexpr):
+    # With A_REG the piece is read from shared memory once and fed to its products from registers.
+    if A_REG:
+        return a_bufs.index(idx).load(gl.DotOperandLayout(operand_index=0, parent=mma_layout, k_width=2))
+    else:
+        return a_bufs.index(idx)
 
 
 @gluon.jit
 def plane_gemm_gluon(a_ptr, b_ptr, c_ptr, M, N, K, NPROD: gl.constexpr, BM: gl.constexpr, BN: gl.constexpr,
                      BK: gl.constexpr, STAGES: gl.constexpr, GROUP_M: gl.constexpr, OVERLAP: gl.constexpr,
-                     num_warps: gl.constexpr):
+                     A_REG: gl.constexpr, num_warps: gl.constexpr):
     P: gl.constexpr = 2 if NPROD == 3 else 3
+    gl.static_assert(STAGES >= 2 + OVERLAP, "loads must run at least one step ahead")
+    gl.static_assert(not (OVERLAP and A_REG), "a pieces in registers only with one chain in flight")
     pid = gl.program_id(0)
     nprog = gl.num_programs(0)
     a_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BM, BK], gl.bfloat16)
@@ -145,14 +156,21 @@ def plane_gemm_gluon(a_ptr, b_ptr, c_ptr, M, N, K, NPROD: gl.constexpr, BM: gl.c
             if OVERLAP:
                 # This step's chain goes into `pending` while the previous one's sum is added: three
                 # accumulators, the previous chain waited for with this one's NPROD wgmma still in flight.
-                fresh = _products(a_bufs, b_bufs, slot * P, part, NPROD)
+                fresh = _products(a_bufs.index(slot * P), a_bufs.index(slot * P + 1), a_bufs.index(slot * P + P - 1),
+                                  b_bufs, slot * P, part, NPROD)
                 if ks > 0:
                     part = warpgroup_mma_wait(num_outstanding=NPROD, deps=(pending, ))
                     acc += part
                 pending = fresh
             else:
-                part = _products(a_bufs, b_bufs, slot * P, part, NPROD)
-                part = warpgroup_mma_wait(num_outstanding=0, deps=(part, ))
+                a0 = _a_piece(a_bufs, slot * P, mma_layout, A_REG)
+                a1 = _a_piece(a_bufs, slot * P + 1, mma_layout, A_REG)
+                a2 = _a_piece(a_bufs, slot * P + P - 1, mma_layout, A_REG)
+                part = _products(a0, a1, a2, b_bufs, slot * P, part, NPROD)
+                if A_REG:
+                    part, a0, a1, a2 = warpgroup_mma_wait(num_outstanding=0, deps=(part, a0, a1, a2))
+                else:
+                    part = warpgroup_mma_wait(num_outstanding=0, deps=(part, ))
                 acc += part  # one IEEE fp32 add per step: long tensor-core chains lose fp32 accuracy
             step += 1
         if OVERLAP:
@@ -176,7 +194,7 @@ def supported(m: int, n: int, k: int) -> bool:
 
 
 def gemm(pa: torch.Tensor, pb: torch.Tensor, out: torch.Tensor, scheme: str, config=None, overlap: bool = False,
-         programs=None) -> None:
+         a_reg: bool = False, programs=None) -> None:
     """out (M,N) fp32 = sum of the scheme's products of contiguous bf16 planes pa (P,M,K) and pb (P,K,N)."""
     bm, bn, bk, stages, warps = config or CONFIGS[scheme]
     _, M, K = pa.shape
@@ -186,7 +204,8 @@ def gemm(pa: torch.Tensor, pb: torch.Tensor, out: torch.Tensor, scheme: str, con
     if programs is None:
         programs = torch.cuda.get_device_properties(out.device).multi_processor_count
     plane_gemm_gluon[(min(tiles, programs), )](pa, pb, out, M, N, K, NPROD=_NPROD[scheme], BM=bm, BN=bn, BK=bk,
-                                                STAGES=stages, GROUP_M=8, OVERLAP=int(overlap), num_warps=warps)
+                                                STAGES=stages, GROUP_M=8, OVERLAP=int(overlap), A_REG=int(a_reg),
+                                                num_warps=warps)
 
 
 def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, scheme: str) -> None:

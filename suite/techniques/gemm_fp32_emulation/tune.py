@@ -11,7 +11,7 @@ import argparse
 import json
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, wait
 from multiprocessing import get_context
 
 import torch
@@ -24,20 +24,22 @@ from suite.techniques.gemm_fp32_emulation import triton_planes_kernel as T
 from suite.techniques.gemm_fp32_emulation.triton_tiles import split
 
 SCHEMES = ("bf16x9", "bf16x6", "bf16x3")
-# (BM, BN, BK, stages, warps, overlap, CTAs per SM)
+# (BM, BN, BK, stages, warps, overlap, a in registers, CTAs per SM)
+_X96 = [(128, 128, 32, 4, 8, 0, 0, 1), (128, 128, 32, 4, 8, 1, 0, 1), (128, 128, 32, 4, 8, 0, 1, 1),
+        (64, 128, 32, 3, 4, 0, 0, 2), (64, 128, 32, 3, 4, 1, 0, 2), (64, 128, 32, 3, 4, 0, 1, 2),
+        (128, 128, 64, 2, 8, 0, 1, 1)]
 GRID = {
-    "bf16x9": [(128, 128, 32, 4, 8, 0, 1), (128, 128, 32, 4, 8, 1, 1), (128, 128, 64, 2, 8, 0, 1),
-               (64, 128, 32, 3, 4, 0, 2), (64, 128, 32, 3, 4, 1, 2)],
-    "bf16x6": [(128, 128, 32, 4, 8, 0, 1), (128, 128, 32, 4, 8, 1, 1), (128, 128, 64, 2, 8, 0, 1),
-               (64, 128, 32, 3, 4, 0, 2), (64, 128, 32, 3, 4, 1, 2)],
-    "bf16x3": [(128, 128, 64, 3, 8, 0, 1), (128, 128, 64, 3, 8, 1, 1), (128, 128, 32, 6, 8, 0, 1),
-               (128, 128, 32, 6, 8, 1, 1), (64, 128, 32, 4, 4, 0, 2), (64, 128, 32, 4, 4, 1, 2)],
+    "bf16x9": _X96,
+    "bf16x6": _X96,
+    "bf16x3": [(128, 128, 64, 3, 8, 0, 0, 1), (128, 128, 64, 3, 8, 1, 0, 1), (128, 128, 64, 3, 8, 0, 1, 1),
+               (128, 128, 32, 6, 8, 1, 0, 1), (64, 128, 32, 4, 4, 0, 0, 2), (64, 128, 32, 4, 4, 1, 0, 2),
+               (64, 128, 32, 4, 4, 0, 1, 2)],
 }
 
 
 def _gemm(pa, pb, out, scheme, cfg):
-    bm, bn, bk, st, w, ov, occ = cfg
-    G.gemm(pa, pb, out, scheme, config=(bm, bn, bk, st, w), overlap=bool(ov),
+    bm, bn, bk, st, w, ov, ar, occ = cfg
+    G.gemm(pa, pb, out, scheme, config=(bm, bn, bk, st, w), overlap=bool(ov), a_reg=bool(ar),
            programs=occ * torch.cuda.get_device_properties(0).multi_processor_count)
 
 
@@ -64,6 +66,20 @@ def _compile(jobs: list) -> list[str]:
     return bad
 
 
+def _compile_all(jobs: list, workers: int, timeout: float) -> list[str]:
+    """Compiles and runs every job once in worker processes; a job that has not finished within
+    `timeout` s (a kernel that never completes) is reported and its worker killed."""
+    ex = ProcessPoolExecutor(workers, mp_context=get_context("spawn"))
+    futs = {ex.submit(_compile, [j]): j for j in jobs}
+    done, hung = wait(futs, timeout=timeout)
+    bad = [m for f in done for m in f.result()] + [f"{futs[f][0]} {futs[f][1]}: did not finish" for f in hung]
+    if hung:
+        for proc in list(ex._processes.values()):
+            proc.kill()
+    ex.shutdown(wait=not hung, cancel_futures=True)
+    return bad
+
+
 def _bench(fn) -> float:
     return triton.testing.do_bench(fn, warmup=10, rep=60)
 
@@ -79,8 +95,7 @@ def main() -> None:
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "gemm_fp32_emulation_tune.json")
     jobs = [(s, c) for s in SCHEMES for c in GRID[s]] + [(s, None) for s in SCHEMES]
-    with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as ex:
-        bad = [m for r in ex.map(_compile, [[j] for j in jobs]) for m in r]
+    bad = _compile_all(jobs, args.jobs, timeout=45)
     print(f"compiled {len(jobs)} configs in {time.time() - t0:.1f} s; failures: {bad}", flush=True)
     n = args.n
     flops = 2.0 * n ** 3
@@ -107,8 +122,7 @@ def main() -> None:
     print(f"cublas fp32 {base:.1f} TFLOP/s err {rec['cublas_fp32']['rel_err']:.2e}; "
           f"bf16 {rec['cublas_bf16']['tflops']:.0f}", flush=True)
     dump()
-    for scheme in SCHEMES:
-        pa, pb = split(a, scheme), split(b, scheme)
+    for scheme in SCHEMES:  # baselines first: the Triton planes kernel and the split pass
         rec[f"split_{scheme}_ms"] = _bench(lambda: (split(a, scheme), split(b, scheme)))
         out.fill_(float("nan"))
         T.run(out, a, b, scheme)
@@ -118,7 +132,13 @@ def main() -> None:
                             "x_fp32": flops / ms / 1e9 / base, "rel_err": e})
         print(f"{scheme} triton planes {flops / ms / 1e9:.1f} ({flops / ms / 1e9 / base:.2f}x) err {e:.2e}; split "
               f"{rec[f'split_{scheme}_ms']:.3f} ms", flush=True)
+        dump()
+    failed = {msg.split(":")[0] for msg in bad}
+    for scheme in SCHEMES:
+        pa, pb = split(a, scheme), split(b, scheme)
         for cfg in GRID[scheme]:
+            if f"{scheme} {cfg}" in failed:
+                continue
             if time.time() - t0 > args.budget_s:
                 print("budget spent", flush=True)
                 dump()
