@@ -17,13 +17,14 @@ from suite.techniques.gemm_fp32_emulation.triton_tiles import split
 
 _NPROD = {"bf16x3": 3, "bf16x6": 6, "bf16x9": 9}
 
-# (BM, BN, BK, stages, warps) per scheme: 128x128 tiles on two warpgroups (64 x 128 each: the running
-# sum and the step's accumulator take 128 of a thread's registers). Shared memory: stages x planes x
-# (BM + BN) x BK x 2 bytes <= 227 KB.
+# (BM, BN, BK, stages, warps, overlap, a in registers, CTAs per SM) per scheme. A warpgroup holds a
+# 64 x 128 share of the tile: the running sum and the step's accumulator take 128 of a thread's
+# registers, a second chain in flight (overlap) 64 more. Shared memory: stages x planes x (BM + BN) x BK
+# x 2 bytes, <= 227 KB per SM.
 CONFIGS = {
-    "bf16x9": (128, 128, 32, 4, 8),
-    "bf16x6": (128, 128, 32, 4, 8),
-    "bf16x3": (128, 128, 64, 3, 8),
+    "bf16x9": (128, 128, 32, 4, 8, 1, 0, 1),
+    "bf16x6": (128, 128, 32, 4, 8, 1, 0, 1),
+    "bf16x3": (128, 128, 64, 3, 8, 1, 0, 1),
 }
 
 
@@ -193,19 +194,32 @@ def supported(m: int, n: int, k: int) -> bool:
     return k % 8 == 0 and n % 8 == 0 and (m * k) % 8 == 0
 
 
-def gemm(pa: torch.Tensor, pb: torch.Tensor, out: torch.Tensor, scheme: str, config=None, overlap: bool = False,
-         a_reg: bool = False, programs=None) -> None:
+def gemm(pa: torch.Tensor, pb: torch.Tensor, out: torch.Tensor, scheme: str, config=None) -> None:
     """out (M,N) fp32 = sum of the scheme's products of contiguous bf16 planes pa (P,M,K) and pb (P,K,N)."""
-    bm, bn, bk, stages, warps = config or CONFIGS[scheme]
+    bm, bn, bk, stages, warps, overlap, a_reg, per_sm = config or CONFIGS[scheme]
     _, M, K = pa.shape
     N = pb.shape[2]
     triton.set_allocator(_alloc)  # the kernel writes its TMA descriptors to global scratch
     tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
-    if programs is None:
-        programs = torch.cuda.get_device_properties(out.device).multi_processor_count
+    programs = per_sm * torch.cuda.get_device_properties(out.device).multi_processor_count
     plane_gemm_gluon[(min(tiles, programs), )](pa, pb, out, M, N, K, NPROD=_NPROD[scheme], BM=bm, BN=bn, BK=bk,
-                                                STAGES=stages, GROUP_M=8, OVERLAP=int(overlap), A_REG=int(a_reg),
+                                                STAGES=stages, GROUP_M=8, OVERLAP=overlap, A_REG=a_reg,
                                                 num_warps=warps)
+
+
+def configs_for(scheme: str) -> list[tuple]:
+    """The config a scheme runs with (warm_cache compiles it)."""
+    return [CONFIGS[scheme]]
+
+
+def compile_for(config: tuple, scheme: str, n: int = 256, device: str = "cuda") -> None:
+    """Compile one config of a scheme: on the GPU by running it once on (n, n) planes (n % 16 == 0, as
+    every GPU case); elsewhere for sm_90a without a launch."""
+    if device != "cuda":
+        compile_sm90(scheme, config)
+        return
+    planes = torch.zeros(3, n, n, device=device, dtype=torch.bfloat16)
+    gemm(planes, planes, torch.empty(n, n, device=device), scheme, config)
 
 
 def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, scheme: str) -> None:
@@ -213,3 +227,17 @@ def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, scheme: str) -> Non
     if not supported(*out.shape, a.shape[1]) or out.stride(1) != 1 or out.stride(0) != out.shape[1]:
         raise ValueError("gluon planes kernel needs k, n multiples of 8 and a contiguous output")
     gemm(split(a, scheme), split(b, scheme), out, scheme)
+
+
+def compile_sm90(scheme: str, config=None):
+    """The kernel compiled for sm_90a with a scheme's config, without a GPU (Triton's bundled ptxas)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    bm, bn, bk, stages, warps, overlap, a_reg, _ = config or CONFIGS[scheme]
+    consts = dict(NPROD=_NPROD[scheme], BM=bm, BN=bn, BK=bk, STAGES=stages, GROUP_M=8, OVERLAP=overlap,
+                  A_REG=a_reg, num_warps=warps)
+    sig = dict(a_ptr="*bf16", b_ptr="*bf16", c_ptr="*fp32", M="i32", N="i32", K="i32", **{k: "constexpr" for k in consts})
+    attrs = {(i, ): [["tt.divisibility", 16]] for i in range(6)}  # as every GPU case: sizes % 16 == 0
+    src = GluonASTSource(fn=plane_gemm_gluon, signature=sig, constexprs=consts, attrs=attrs)
+    return triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": warps})

@@ -37,12 +37,6 @@ GRID = {
 }
 
 
-def _gemm(pa, pb, out, scheme, cfg):
-    bm, bn, bk, st, w, ov, ar, occ = cfg
-    G.gemm(pa, pb, out, scheme, config=(bm, bn, bk, st, w), overlap=bool(ov), a_reg=bool(ar),
-           programs=occ * torch.cuda.get_device_properties(0).multi_processor_count)
-
-
 def _inputs(m, n, k, seed):
     g = torch.Generator(device="cuda").manual_seed(seed)
     return (torch.randn(m, k, device="cuda", generator=g), torch.randn(k, n, device="cuda", generator=g))
@@ -59,7 +53,7 @@ def _compile(jobs: list) -> list[str]:
                 for c in T.configs_for(scheme):
                     T.compile_for(c, scheme)
                 continue
-            _gemm(split(a, scheme), split(b, scheme), out, scheme, cfg)
+            G.gemm(split(a, scheme), split(b, scheme), out, scheme, cfg)
             torch.cuda.synchronize()
         except Exception as e:  # noqa: BLE001 - reported per config
             bad.append(f"{scheme} {cfg}: {type(e).__name__}: {str(e)[:300]}")
@@ -146,13 +140,13 @@ def main() -> None:
             row = {"scheme": scheme, "impl": "gluon_planes", "config": cfg}
             try:
                 so = torch.full((1000, 1000), float("nan"), device="cuda")
-                _gemm(split(sa, scheme), split(sb, scheme), so, scheme, cfg)
+                G.gemm(split(sa, scheme), split(sb, scheme), so, scheme, cfg)
                 row["rel_err_small"] = rel_err(so, sref)
                 out.fill_(float("nan"))
-                _gemm(pa, pb, out, scheme, cfg)
+                G.gemm(pa, pb, out, scheme, cfg)
                 row["rel_err"] = rel_err(out, ref)
-                gms = _bench(lambda: _gemm(pa, pb, out, scheme, cfg))
-                fms = _bench(lambda: _gemm(split(a, scheme), split(b, scheme), out, scheme, cfg))
+                gms = _bench(lambda: G.gemm(pa, pb, out, scheme, cfg))
+                fms = _bench(lambda: G.gemm(split(a, scheme), split(b, scheme), out, scheme, cfg))
                 row.update(gemm_ms=gms, ms=fms, tflops=flops / fms / 1e9, x_fp32=flops / fms / 1e9 / base,
                            mma_share=flops * G._NPROD[scheme] / gms / 1e9 / rec["cublas_bf16"]["tflops"])
                 print(f"{scheme} {cfg} {row['tflops']:.1f} ({row['x_fp32']:.2f}x) gemm-only {gms:.3f} ms, "
