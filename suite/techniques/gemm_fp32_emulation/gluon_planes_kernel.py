@@ -201,7 +201,8 @@ def gemm(pa: torch.Tensor, pb: torch.Tensor, out: torch.Tensor, scheme: str, con
     N = pb.shape[2]
     triton.set_allocator(_alloc)  # the kernel writes its TMA descriptors to global scratch
     tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
-    programs = per_sm * torch.cuda.get_device_properties(out.device).multi_processor_count
+    # per_sm = 0: one program per tile (no persistence), for comparison
+    programs = per_sm * torch.cuda.get_device_properties(out.device).multi_processor_count if per_sm else tiles
     plane_gemm_gluon[(min(tiles, programs), )](pa, pb, out, M, N, K, NPROD=_NPROD[scheme], BM=bm, BN=bn, BK=bk,
                                                 STAGES=stages, GROUP_M=8, OVERLAP=overlap, A_REG=a_reg,
                                                 num_warps=warps)

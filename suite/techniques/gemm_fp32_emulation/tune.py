@@ -24,16 +24,16 @@ from suite.techniques.gemm_fp32_emulation import triton_planes_kernel as T
 from suite.techniques.gemm_fp32_emulation.triton_tiles import split
 
 SCHEMES = ("bf16x9", "bf16x6", "bf16x3")
-# (BM, BN, BK, stages, warps, overlap, a in registers, CTAs per SM)
+# (BM, BN, BK, stages, warps, overlap, a in registers, CTAs per SM; 0: one program per tile)
 _X96 = [(128, 128, 32, 4, 8, 0, 0, 1), (128, 128, 32, 4, 8, 1, 0, 1), (128, 128, 32, 4, 8, 0, 1, 1),
         (64, 128, 32, 3, 4, 0, 0, 2), (64, 128, 32, 3, 4, 1, 0, 2), (64, 128, 32, 3, 4, 0, 1, 2),
-        (128, 128, 64, 2, 8, 0, 1, 1)]
+        (128, 128, 64, 2, 8, 0, 1, 1), (128, 128, 32, 4, 8, 1, 0, 0)]
 GRID = {
     "bf16x9": _X96,
     "bf16x6": _X96,
     "bf16x3": [(128, 128, 64, 3, 8, 0, 0, 1), (128, 128, 64, 3, 8, 1, 0, 1), (128, 128, 64, 3, 8, 0, 1, 1),
                (128, 128, 32, 6, 8, 1, 0, 1), (64, 128, 32, 4, 4, 0, 0, 2), (64, 128, 32, 4, 4, 1, 0, 2),
-               (64, 128, 32, 4, 4, 0, 1, 2)],
+               (64, 128, 32, 4, 4, 0, 1, 2), (128, 128, 64, 3, 8, 1, 0, 0)],
 }
 
 
