@@ -22,9 +22,9 @@ _NPROD = {"bf16x3": 3, "bf16x6": 6, "bf16x9": 9}
 # registers, a second chain in flight (overlap) 64 more. Shared memory: stages x planes x (BM + BN) x BK
 # x 2 bytes, <= 227 KB per SM.
 CONFIGS = {
-    "bf16x9": (128, 128, 32, 4, 8, 1, 0, 1),
-    "bf16x6": (128, 128, 32, 4, 8, 1, 0, 1),
-    "bf16x3": (128, 128, 64, 3, 8, 1, 0, 1),
+    "bf16x9": (128, 128, 32, 4, 8, 1, 1, 1),
+    "bf16x6": (128, 128, 32, 4, 8, 1, 1, 1),
+    "bf16x3": (128, 128, 64, 3, 8, 1, 1, 1),
 }
 
 
@@ -94,6 +94,17 @@ def _products(a0, a1, a2, b_bufs, base, part, NPROD: gl.constexpr):
 
 
 @gluon.jit
+def _wait(chain, a0, a1, a2, outstanding: gl.constexpr, A_REG: gl.constexpr):
+    # The chain's sum once at most `outstanding` wgmma remain in flight; a pieces held in registers
+    # are its operands and stay live until then.
+    if A_REG:
+        part, a0, a1, a2 = warpgroup_mma_wait(num_outstanding=outstanding, deps=(chain, a0, a1, a2))
+    else:
+        part = warpgroup_mma_wait(num_outstanding=outstanding, deps=(chain, ))
+    return part
+
+
+@gluon.jit
 def _a_piece(a_bufs, idx, mma_layout: gl.constexpr, A_REG: gl.constexpr):
     # With A_REG the piece is read from shared memory once and fed to its products from registers.
     if A_REG:
@@ -108,7 +119,6 @@ def plane_gemm_gluon(a_ptr, b_ptr, c_ptr, M, N, K, NPROD: gl.constexpr, BM: gl.c
                      A_REG: gl.constexpr, num_warps: gl.constexpr):
     P: gl.constexpr = 2 if NPROD == 3 else 3
     gl.static_assert(STAGES >= 2 + OVERLAP, "loads must run at least one step ahead")
-    gl.static_assert(not (OVERLAP and A_REG), "a pieces in registers only with one chain in flight")
     pid = gl.program_id(0)
     nprog = gl.num_programs(0)
     a_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BM, BK], gl.bfloat16)
@@ -141,6 +151,10 @@ def plane_gemm_gluon(a_ptr, b_ptr, c_ptr, M, N, K, NPROD: gl.constexpr, BM: gl.c
                        b_desc2, a_bufs, b_bufs, bars, P, STAGES, GROUP_M)
     part = gl.zeros((BM, BN), dtype=gl.float32, layout=mma_layout)
     pending = warpgroup_mma_init(part)
+    a_layout_reg: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_layout, k_width=2)
+    h0 = gl.zeros((BM, BK), dtype=gl.bfloat16, layout=a_layout_reg)
+    h1 = h0
+    h2 = h0
     rows = gl.arange(0, BM, layout=gl.SliceLayout(1, mma_layout))
     cols = gl.arange(0, BN, layout=gl.SliceLayout(0, mma_layout))
     step = 0
@@ -154,28 +168,27 @@ def plane_gemm_gluon(a_ptr, b_ptr, c_ptr, M, N, K, NPROD: gl.constexpr, BM: gl.c
                            b_desc1, b_desc2, a_bufs, b_bufs, bars, P, STAGES, GROUP_M)
             slot = step % STAGES
             mbarrier.wait(bars.index(slot), (step // STAGES) & 1)
+            a0 = _a_piece(a_bufs, slot * P, mma_layout, A_REG)
+            a1 = _a_piece(a_bufs, slot * P + 1, mma_layout, A_REG)
+            a2 = _a_piece(a_bufs, slot * P + P - 1, mma_layout, A_REG)
+            fresh = _products(a0, a1, a2, b_bufs, slot * P, part, NPROD)
             if OVERLAP:
-                # This step's chain goes into `pending` while the previous one's sum is added: three
-                # accumulators, the previous chain waited for with this one's NPROD wgmma still in flight.
-                fresh = _products(a_bufs.index(slot * P), a_bufs.index(slot * P + 1), a_bufs.index(slot * P + P - 1),
-                                  b_bufs, slot * P, part, NPROD)
+                # This step's chain stays in flight while the previous one's sum is added (three
+                # accumulators): wait until only this step's NPROD wgmma are outstanding.
                 if ks > 0:
-                    part = warpgroup_mma_wait(num_outstanding=NPROD, deps=(pending, ))
+                    part = _wait(pending, h0, h1, h2, NPROD, A_REG)
                     acc += part
                 pending = fresh
+                if A_REG:  # registers the chain in flight reads, kept until its wait
+                    h0 = a0
+                    h1 = a1
+                    h2 = a2
             else:
-                a0 = _a_piece(a_bufs, slot * P, mma_layout, A_REG)
-                a1 = _a_piece(a_bufs, slot * P + 1, mma_layout, A_REG)
-                a2 = _a_piece(a_bufs, slot * P + P - 1, mma_layout, A_REG)
-                part = _products(a0, a1, a2, b_bufs, slot * P, part, NPROD)
-                if A_REG:
-                    part, a0, a1, a2 = warpgroup_mma_wait(num_outstanding=0, deps=(part, a0, a1, a2))
-                else:
-                    part = warpgroup_mma_wait(num_outstanding=0, deps=(part, ))
+                part = _wait(fresh, a0, a1, a2, 0, A_REG)
                 acc += part  # one IEEE fp32 add per step: long tensor-core chains lose fp32 accuracy
             step += 1
         if OVERLAP:
-            part = warpgroup_mma_wait(num_outstanding=0, deps=(pending, ))
+            part = _wait(pending, h0, h1, h2, 0, A_REG)
             acc += part
         pid_m, pid_n = _tile(t, grid_m, grid_n, GROUP_M)
         rm = pid_m * BM + rows
