@@ -17,14 +17,15 @@ from suite.techniques.gemm_fp32_emulation.triton_tiles import split
 
 _NPROD = {"bf16x3": 3, "bf16x6": 6, "bf16x9": 9}
 
-# (BM, BN, BK, stages, warps, overlap, a in registers, CTAs per SM) per scheme. A warpgroup holds a
-# 64 x 128 share of the tile: the running sum and the step's accumulator take 128 of a thread's
-# registers, a second chain in flight (overlap) 64 more. Shared memory: stages x planes x (BM + BN) x BK
-# x 2 bytes, <= 227 KB per SM.
+# (BM, BN, BK, stages, warps, overlap, a in registers, CTAs per SM) per scheme: the fastest of the H200
+# sweep (docs/data/h200_gemm_fp32_emulation_tune_95e94ce.json; still slower than the Triton planes
+# kernel, see docs/numerics_gemm.md). A warpgroup holds a 64 x 128 share of the tile: the running sum
+# and the step's accumulator take 128 of a thread's registers, a second chain in flight (overlap) 64
+# more. Shared memory: stages x planes x (BM + BN) x BK x 2 bytes, <= 227 KB per SM.
 CONFIGS = {
-    "bf16x9": (128, 128, 32, 4, 8, 1, 1, 1),
-    "bf16x6": (128, 128, 32, 4, 8, 1, 1, 1),
-    "bf16x3": (128, 128, 64, 3, 8, 1, 1, 1),
+    "bf16x9": (64, 128, 32, 3, 4, 0, 0, 2),
+    "bf16x6": (64, 128, 32, 3, 4, 0, 0, 2),
+    "bf16x3": (128, 128, 64, 3, 8, 0, 0, 1),
 }
 
 
@@ -219,21 +220,6 @@ def gemm(pa: torch.Tensor, pb: torch.Tensor, out: torch.Tensor, scheme: str, con
     plane_gemm_gluon[(min(tiles, programs), )](pa, pb, out, M, N, K, NPROD=_NPROD[scheme], BM=bm, BN=bn, BK=bk,
                                                 STAGES=stages, GROUP_M=8, OVERLAP=overlap, A_REG=a_reg,
                                                 num_warps=warps)
-
-
-def configs_for(scheme: str) -> list[tuple]:
-    """The config a scheme runs with (warm_cache compiles it)."""
-    return [CONFIGS[scheme]]
-
-
-def compile_for(config: tuple, scheme: str, n: int = 256, device: str = "cuda") -> None:
-    """Compile one config of a scheme: on the GPU by running it once on (n, n) planes (n % 16 == 0, as
-    every GPU case); elsewhere for sm_90a without a launch."""
-    if device != "cuda":
-        compile_sm90(scheme, config)
-        return
-    planes = torch.zeros(3, n, n, device=device, dtype=torch.bfloat16)
-    gemm(planes, planes, torch.empty(n, n, device=device), scheme, config)
 
 
 def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, scheme: str) -> None:
