@@ -1,4 +1,4 @@
-"""Selector + our block-sparse kernel end to end, a full causal prefill (page: "Design — sparse attention")."""
+"""Selector + our block-sparse kernel, one timed call over a causal prefill (page: "Design — sparse attention")."""
 from suite.spec import LATENCY, REL_ERR, Case, Impl, Technique, Tolerance
 
 _PKG = "suite.techniques.sparse_prefill"

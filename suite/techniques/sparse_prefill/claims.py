@@ -1,4 +1,4 @@
-"""The page's approximate top-k, held to a bar: a selector fast enough for 5x over dense that keeps the needles."""
+"""Approximate top-k held to a bar: a selector + kernel >= 5x over dense that keeps the needles."""
 from suite.claims.needles import retrieval_kept
 from suite.claims.spec import PAGE, Claim, Custom, at_least
 
