@@ -27,7 +27,7 @@ TECHNIQUE = Technique(
         _impl("msa_fused", note="the same selection by three Triton kernels, then our kernel"),
     ),
     cases=(
-        _case(512, 64, 0.25, ("smoke",), hq=4, hkv=2, d=64, seeds=2),
+        _case(256, 64, 0.5, ("smoke",), hq=4, hkv=2, d=64, seeds=2),
         _case(65536, 128, 0.1, ("nightly",)),
         _case(16384, 128, 0.1, ("full",)),
         _case(131072, 128, 0.1, ("full",)),
