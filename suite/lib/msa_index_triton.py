@@ -60,13 +60,8 @@ def _block_scores(K, W, QP, S, skb, skh, skn, skd, swh, swd, swr, spb, sph, spm,
     for c in range(0, D, DC):  # the block's keys through the projection, DC channels at a time
         kt = tl.load(K + b * skb + g * skh + offs_t[:, None] * skn + (c + offs_c[None, :]) * skd)
         w = tl.load(W + g * swh + (c + offs_c[:, None]) * swd + offs_r[None, :] * swr)
-        if PRECISION == "bf16":  # bf16 operands, fp32 accumulation: a faster, inexact index
-            kp += tl.dot(kt, w.to(tl.bfloat16))
-        else:
-            kp += tl.dot(kt.to(tl.float32), w, input_precision=PRECISION)
+        kp += tl.dot(kt.to(tl.float32), w, input_precision=PRECISION)
     kp_t = tl.trans(kp)  # (R, BLOCK)
-    if PRECISION == "bf16":
-        kp_t = kp_t.to(tl.bfloat16)
     # Query block m sees KV block j strictly before its diagonal when m + Q_BLOCK_OFF > j.
     m0 = tl.maximum(j - Q_BLOCK_OFF + 1, 0)
     for ms in range(m0, N_Q, BM):
@@ -74,10 +69,7 @@ def _block_scores(K, W, QP, S, skb, skh, skn, skd, swh, swd, swr, spb, sph, spm,
         live = offs_m < N_Q
         qp = tl.load(QP + b * spb + g * sph + offs_m[:, None] * spm + offs_r[None, :] * spr,
                      mask=live[:, None], other=0.0)
-        if PRECISION == "bf16":
-            best = tl.max(tl.dot(qp.to(tl.bfloat16), kp_t), axis=1)
-        else:
-            best = tl.max(tl.dot(qp, kp_t, input_precision=PRECISION), axis=1)
+        best = tl.max(tl.dot(qp, kp_t, input_precision=PRECISION), axis=1)
         tl.store(S + b * ssb + g * ssh + offs_m * ssm + j * ssn, best, mask=live)
 
 
@@ -122,8 +114,7 @@ def msa_index_scores(q: torch.Tensor, k: torch.Tensor, w: torch.Tensor, block: i
                      precision: str = "ieee", bm: int = 64) -> torch.Tensor:
     """q (B,Hq,Sq,D) bf16, k (B,Hkv,Sk,D) bf16, w (Hkv,D,R) fp32 -> block scores (B,Hkv,nQB,nKB)
     fp32, valid only before each query block's diagonal (elsewhere unwritten). precision: the dots'
-    ("ieee" as the torch selector computes; "tf32x3", "tf32", or "bf16" operands), ieee under the
-    interpreter."""
+    ("ieee", fp32 as the torch selector computes; "tf32x3" or "tf32"), ieee under the interpreter."""
     bsz, hq, sq, d = q.shape
     hkv, sk, r = k.shape[1], k.shape[2], w.shape[2]
     nq, nk = sq // block, sk // block
