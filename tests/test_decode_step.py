@@ -20,6 +20,7 @@ from suite.techniques.decode_step import TINY  # noqa: E402
 from suite.techniques.decode_step import reference as R  # noqa: E402
 from suite.techniques.decode_step.probe import greedy  # noqa: E402
 from suite.techniques.decode_step.torch_eager import run as eager  # noqa: E402
+from suite.techniques.decode_step.triton_persistent import run as persistent  # noqa: E402
 from suite.techniques.decode_step.triton_step import run as fused  # noqa: E402
 
 P = {**TINY, "kv": 48}
@@ -41,6 +42,28 @@ def test_fused_step_matches_the_oracle_and_writes_the_same_cache_slot(seed, mma)
         assert not torch.equal(ours[name][:, :, pos], before[name][:, :, pos])
         a, b = ours[name][:, :, pos].float(), base[name][:, :, pos].float()  # one bf16 rounding apart
         assert (a - b).abs().max() <= 2 ** -6 * b.abs().max()
+
+
+def test_fused_embedding_and_prefetch_schedule_leave_the_step_bit_identical():
+    outs = []
+    for cfg in ({}, {"fuse_embed": True, "pf_wo": True, "pf_gu_mb": (1, 1, 1), "pf_qkv_next": True,
+                     "evict": "evict_first"}):
+        inp = R.make_inputs(P, 4, "cpu")
+        outs.append(torch.full((P["vocab"],), float("nan")))
+        fused(outs[-1], **inp, mma_attention=True, **cfg)
+    assert torch.equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("kv", [48, 200])
+def test_persistent_step_stage_by_stage_matches_the_fused_step(kv):
+    p = {**TINY, "kv": kv}
+    ours, base = R.make_inputs(p, 5, "cpu"), R.make_inputs(p, 5, "cpu")
+    want = torch.full((p["vocab"],), float("nan"))
+    fused(want, **base, mma_attention=True)
+    out = torch.full((p["vocab"],), float("nan"))
+    persistent(out, **ours, rows={"GU": 4})  # 4 programs: several blocks, and splits, per program
+    assert rel_err(out, want) < 1e-5
+    assert torch.equal(ours["k_cache"], base["k_cache"]) and torch.equal(ours["v_cache"], base["v_cache"])
 
 
 def _attention(q, kc, vc, pos, hq):

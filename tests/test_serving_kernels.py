@@ -206,3 +206,30 @@ def test_prefill_modes_are_bit_identical_on_the_cpu_and_flops_add_up():
     short = torch.empty(128)
     model.run(short, **dict(i2, cos=i["cos"][:-1], sin=i["sin"][:-1]))
     assert not torch.equal(short, outs["full"])
+
+
+def test_prefix_layer0_matches_the_full_prefill_and_skips_the_prefix_rows_of_layer0():
+    from suite.techniques.prefill_skips import model
+    from suite.techniques.prefill_skips.probe import position0
+    from suite.techniques.prefill_skips.reference import flops, lowp, make_inputs, reference
+
+    p = {"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 2, "head_dim": 16, "inter": 96, "vocab": 128,
+         "tokens": 40, "prefix": 24}
+    i = make_inputs(p, 3, "cpu")
+    assert i["prefix0"]["h"].shape == (24, 64) and i["prefix0"]["k"].shape == (24, 2, 16)
+    full, pre = torch.empty(128), torch.empty(128)
+    model.run(full, **i)
+    model.run(pre, mode="prefix_layer0", **i)
+    ref = reference(**i)
+    # the stored rows come from a causal attention over the prefix alone: the same math, perhaps
+    # another summation order, so within the bf16 prefill's own error of the full result
+    assert (pre.double() - ref).norm() <= 2 * (lowp(**i).double() - ref).norm()
+    assert (pre - full).abs().max() <= 0.05 * full.abs().max()
+    # a stale prefix (another prompt's) is caught
+    other = make_inputs({**p, "prefix": 24}, 4, "cpu")["prefix0"]
+    stale = torch.empty(128)
+    model.run(stale, mode="prefix_layer0", **dict(i, prefix0=other))
+    assert (stale - full).abs().max() > 10 * (pre - full).abs().max()
+    saved = flops(p) - flops(p, "prefix_layer0")
+    assert saved == 24 * (2 * 64 * 128 + 2 * 64 * 64 + 6 * 64 * 96) + 4 * 4 * 16 * 24 * 25 / 2
+    assert position0(p, "cpu", 0)[0]["value"] == 1.0

@@ -13,6 +13,7 @@ import triton.language as tl
 
 from suite.lib.decode_gemv import _launch_next, _wait
 from suite.lib.interp import interpreting
+from suite.lib.l2_prefetch import PF_EVICT_LAST, prefetch_args, prefetch_l2
 from suite.lib.triton_round import round_bf16
 
 
@@ -43,10 +44,12 @@ def _store_and_merge(acc, m, lsum, g, d, rmask, hk, sp, part_o, part_ml, count_p
 
 @triton.jit
 def decode_attn_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale,
+                       pf_ptr, pf_lines,
                        G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
-                       NSPLIT: tl.constexpr, PDL: tl.constexpr):
+                       NSPLIT: tl.constexpr, PDL: tl.constexpr, PF: tl.constexpr):
     hk = tl.program_id(0)
     sp = tl.program_id(1)
+    prefetch_l2(pf_ptr, pf_lines, hk * NSPLIT + sp, tl.num_programs(0) * NSPLIT, PF)
     g = tl.arange(0, G)
     d = tl.arange(0, D)
     _wait(PDL)
@@ -76,16 +79,27 @@ def decode_attn_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_pt
 
 @triton.jit
 def decode_attn_mma_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale,
+                           pf_ptr, pf_lines,
                            G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
-                           NSPLIT: tl.constexpr, PDL: tl.constexpr, UPCAST: tl.constexpr):
-    """The same split and merge with both products on tensor cores: the G query rows padded to 16
-    (an MMA tile's least M), q and p rounded to bf16 as flash attention does."""
+                           NSPLIT: tl.constexpr, PDL: tl.constexpr, UPCAST: tl.constexpr, PF: tl.constexpr):
+    """The same split and merge with both products on tensor cores (attn_mma_item)."""
     hk = tl.program_id(0)
     sp = tl.program_id(1)
-    g = tl.arange(0, 16)
-    d = tl.arange(0, D)
+    prefetch_l2(pf_ptr, pf_lines, hk * NSPLIT + sp, tl.num_programs(0) * NSPLIT, PF)
     _wait(PDL)
     _launch_next(PDL)
+    attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale, hk, sp,
+                  G, D, CHUNK, BLOCK_S, NSPLIT, UPCAST)
+
+
+@triton.jit
+def attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale, hk, sp,
+                  G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
+                  NSPLIT: tl.constexpr, UPCAST: tl.constexpr):
+    """KV head hk, split sp: both products on tensor cores, the G query rows padded to 16 (an MMA
+    tile's least M), q and p rounded to bf16 as flash attention does; the head's last split merges."""
+    g = tl.arange(0, 16)
+    d = tl.arange(0, D)
     pos = tl.load(pos_ptr)
     q = tl.load(q_ptr + (hk * G + g)[:, None] * D + d[None, :], mask=(g < G)[:, None], other=0.0) * qk_scale
     if UPCAST:  # the interpreter's bf16 dot is wrong; bf16 products are exact in fp32
@@ -149,13 +163,15 @@ class DecodeAttention:
         self.pdl = pdl and not interpreting()
         self.num_warps = num_warps
 
-    def __call__(self, out, q, kc, vc, pos) -> None:
+    def __call__(self, out, q, kc, vc, pos, pf=None, pf_policy: int = PF_EVICT_LAST) -> None:
         """out (Hq*D,) fp32 <- softmax(q k^T / sqrt(D)) v over cache slots 0..pos; q (Hq*D,) fp32,
-        kc, vc (Hkv, S, D) bf16, pos (1,) int64."""
+        kc, vc (Hkv, S, D) bf16, pos (1,) int64; pf: a bf16 tensor to ask the L2 for, or None."""
+        pf_t, pf_lines, pf_mode = prefetch_args(pf, pf_policy)
         scale = math.log2(math.e) / math.sqrt(self.d)
         kernel, extra = ((decode_attn_mma_kernel, {"UPCAST": interpreting()}) if self.mma
                          else (decode_attn_kernel, {}))
         kernel[(self.hkv, self.nsplit)](
             q, kc, vc, pos, self.part_o, self.part_ml, self.count, out, self.S, scale,
-            G=self.g, D=self.d, CHUNK=self.chunk, BLOCK_S=self.block_s, NSPLIT=self.nsplit,
+            pf_t if pf_mode else kc, pf_lines, PF=pf_mode, G=self.g, D=self.d, CHUNK=self.chunk,
+            BLOCK_S=self.block_s, NSPLIT=self.nsplit,
             PDL=self.pdl, num_warps=self.num_warps, **extra, **({"launch_pdl": True} if self.pdl else {}))

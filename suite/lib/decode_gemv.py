@@ -6,7 +6,9 @@ two "pair" epilogues that need two rows per output: SwiGLU (gate row n, up row n
 RoPE over a merged QKV weight, writing q and the new K/V cache slot. Each program streams BLOCK_N
 rows (or pairs) over all of K; K is a compile-time constant, so the loop unrolls and every chunk's
 load is issued early. With PDL (programmatic dependent launch, sm90) a program loads its first
-weight chunk before waiting on the previous kernel: weights never depend on it, x does."""
+weight chunk before waiting on the previous kernel: weights never depend on it, x does. A launch
+may also ask the L2 for weights a later launch streams (`pf`, suite/lib/l2_prefetch.py), and the
+QKV launch of the first layer may gather its input row from the embedding itself (`tok`)."""
 from __future__ import annotations
 
 import math
@@ -15,6 +17,7 @@ import triton
 import triton.language as tl
 
 from suite.lib.interp import interpreting
+from suite.lib.l2_prefetch import PF_EVICT_LAST, prefetch_args, prefetch_l2
 
 MODE_SWIGLU = 0
 MODE_QKV_ROPE = 1
@@ -34,12 +37,14 @@ def _launch_next(PDL: tl.constexpr):
 
 @triton.jit
 def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.constexpr,
-              BLOCK_K: tl.constexpr, TWO: tl.constexpr, NORM: tl.constexpr, PDL: tl.constexpr):
-    """(W[rows_a] x, W[rows_b] x or 0, sum x^2) with x *= gain under NORM; fp32."""
+              BLOCK_K: tl.constexpr, TWO: tl.constexpr, NORM: tl.constexpr, PDL: tl.constexpr,
+              EVICT: tl.constexpr):
+    """(W[rows_a] x, W[rows_b] x or 0, sum x^2) with x *= gain under NORM; fp32. EVICT: the weight
+    loads' L2 eviction policy ("" or "evict_first": read once, so they need not displace prefetches)."""
     cols = tl.arange(0, BLOCK_K)
-    wa = tl.load(w_ptr + rows_a[:, None] * K + cols[None, :])
+    wa = tl.load(w_ptr + rows_a[:, None] * K + cols[None, :], eviction_policy=EVICT)
     if TWO:
-        wb = tl.load(w_ptr + rows_b[:, None] * K + cols[None, :])
+        wb = tl.load(w_ptr + rows_b[:, None] * K + cols[None, :], eviction_policy=EVICT)
     else:
         wb = wa
     _wait(PDL)
@@ -53,9 +58,9 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
             ssq += x * x
             x = x * tl.load(g_ptr + k0 + cols).to(tl.float32)
         if k0 > 0:
-            wa = tl.load(w_ptr + rows_a[:, None] * K + (k0 + cols)[None, :])
+            wa = tl.load(w_ptr + rows_a[:, None] * K + (k0 + cols)[None, :], eviction_policy=EVICT)
             if TWO:
-                wb = tl.load(w_ptr + rows_b[:, None] * K + (k0 + cols)[None, :])
+                wb = tl.load(w_ptr + rows_b[:, None] * K + (k0 + cols)[None, :], eviction_policy=EVICT)
         # reduced per chunk: a (BLOCK_N, BLOCK_K) fp32 accumulator per row set would spill
         acc_a += tl.sum(wa.to(tl.float32) * x[None, :], 1)
         if TWO:
@@ -64,12 +69,12 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
 
 
 @triton.jit
-def gemv_kernel(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, N, eps, K: tl.constexpr,
-                NORM: tl.constexpr, RES: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                PDL: tl.constexpr):
-    """out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n]); N a multiple of BLOCK_N."""
-    rows = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
-    y, _, ssq = _rows_dot(w_ptr, rows, rows, x_ptr, g_ptr, K, BLOCK_N, BLOCK_K, False, NORM, PDL)
+def gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, blk, K: tl.constexpr, NORM: tl.constexpr,
+              RES: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr,
+              EVICT: tl.constexpr):
+    """Rows blk*BLOCK_N.. of out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n])."""
+    rows = blk * BLOCK_N + tl.arange(0, BLOCK_N)
+    y, _, ssq = _rows_dot(w_ptr, rows, rows, x_ptr, g_ptr, K, BLOCK_N, BLOCK_K, False, NORM, PDL, EVICT)
     if NORM:
         y = y * tl.math.rsqrt(ssq / K + eps)
     if RES:
@@ -78,23 +83,29 @@ def gemv_kernel(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, N, eps, K: tl.constexpr,
 
 
 @triton.jit
-def gemv_pair_kernel(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_theta,
-                     K: tl.constexpr, MODE: tl.constexpr, HALF: tl.constexpr, HQ: tl.constexpr,
-                     HKV: tl.constexpr, S, NPAIR: tl.constexpr,
-                     BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr):
-    """Two rows per output pair p, with the input RMSNorm fused.
-    SWIGLU: rows p and p + NPAIR; out[p] = silu(a) * b.
-    QKV_ROPE: head h = p // HALF, j = p % HALF, rows h*2*HALF + j and + HALF (the two halves RoPE
-    rotates together); q heads (h < HQ) rotated into out (HQ*2*HALF,), k heads rotated and v heads
-    as they are into slot pos of the caches kc, vc (HKV, S, 2*HALF) bf16."""
-    p = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+def gemv_kernel(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, N, eps, pf_ptr, pf_lines, K: tl.constexpr,
+                NORM: tl.constexpr, RES: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                PDL: tl.constexpr, PF: tl.constexpr, EVICT: tl.constexpr):
+    """out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n]); N a multiple of BLOCK_N."""
+    prefetch_l2(pf_ptr, pf_lines, tl.program_id(0), tl.num_programs(0), PF)
+    gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, tl.program_id(0), K, NORM, RES, BLOCK_N, BLOCK_K,
+              PDL, EVICT)
+
+
+@triton.jit
+def pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_theta, blk,
+              K: tl.constexpr, MODE: tl.constexpr, HALF: tl.constexpr, HQ: tl.constexpr, HKV: tl.constexpr, S,
+              NPAIR: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr,
+              EVICT: tl.constexpr):
+    """Pairs blk*BLOCK_N.. of gemv_pair_kernel (below), x already the input row."""
+    p = blk * BLOCK_N + tl.arange(0, BLOCK_N)
     if MODE == 0:
         rows_a = p
         rows_b = p + NPAIR
     else:
         rows_a = (p // HALF) * (2 * HALF) + p % HALF
         rows_b = rows_a + HALF
-    a, b, ssq = _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K, BLOCK_N, BLOCK_K, True, True, PDL)
+    a, b, ssq = _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K, BLOCK_N, BLOCK_K, True, True, PDL, EVICT)
     rstd = tl.math.rsqrt(ssq / K + eps)
     a = a * rstd
     b = b * rstd
@@ -123,6 +134,37 @@ def gemv_pair_kernel(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps,
         tl.store(vc_ptr + slot + HALF, rb.to(tl.bfloat16), mask=is_v)
 
 
+@triton.jit
+def embed_row(x_ptr, tok_ptr, x_out, write, K: tl.constexpr, BLOCK_K: tl.constexpr):
+    """Pointer to row tok of the bf16 table at x_ptr (K wide); where write, the row copied to x_out fp32."""
+    x_ptr += tl.load(tok_ptr) * K
+    if write:
+        for k0 in tl.static_range(0, K, BLOCK_K):
+            xs = k0 + tl.arange(0, BLOCK_K)
+            tl.store(x_out + xs, tl.load(x_ptr + xs).to(tl.float32))
+    return x_ptr
+
+
+@triton.jit
+def gemv_pair_kernel(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_theta,
+                     pf_ptr, pf_lines, tok_ptr, x_out,
+                     K: tl.constexpr, MODE: tl.constexpr, HALF: tl.constexpr, HQ: tl.constexpr,
+                     HKV: tl.constexpr, S, NPAIR: tl.constexpr,
+                     BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr, PF: tl.constexpr,
+                     EVICT: tl.constexpr, EMB: tl.constexpr):
+    """Two rows per output pair p, with the input RMSNorm fused.
+    SWIGLU: rows p and p + NPAIR; out[p] = silu(a) * b.
+    QKV_ROPE: head h = p // HALF, j = p % HALF, rows h*2*HALF + j and + HALF (the two halves RoPE
+    rotates together); q heads (h < HQ) rotated into out (HQ*2*HALF,), k heads rotated and v heads
+    as they are into slot pos of the caches kc, vc (HKV, S, 2*HALF) bf16.
+    EMB: x is row tok of the table at x_ptr (bf16), and program 0 also writes it to x_out in fp32."""
+    prefetch_l2(pf_ptr, pf_lines, tl.program_id(0), tl.num_programs(0), PF)
+    if EMB:
+        x_ptr = embed_row(x_ptr, tok_ptr, x_out, tl.program_id(0) == 0, K, BLOCK_K)
+    pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_theta, tl.program_id(0), K, MODE,
+              HALF, HQ, HKV, S, NPAIR, BLOCK_N, BLOCK_K, PDL, EVICT)
+
+
 def block_n(n_out: int, target_programs: int = 264) -> int:
     """Rows per program: the largest power of two <= 16 leaving >= target_programs programs (two per
     SM of an H200), at least 1; always a divisor of n_out when n_out is a multiple of 16. Under the
@@ -141,30 +183,38 @@ def launch_opts(pdl: bool) -> dict:
 
 
 def gemv(out, w, x, gain=None, res=None, eps: float = 1e-5, block_k: int = 1024, pdl: bool = False,
-         num_warps: int = 4, target_programs: int = 264) -> None:
-    """out (N,) fp32 = [rmsnorm(x) * gain] W^T (+ res); w (N,K) bf16, x (K,) fp32, gain (K,) bf16."""
+         num_warps: int = 4, target_programs: int = 264, pf=None, pf_policy: int = PF_EVICT_LAST,
+         evict: str = "") -> None:
+    """out (N,) fp32 = [rmsnorm(x) * gain] W^T (+ res); w (N,K) bf16, x (K,) fp32, gain (K,) bf16;
+    pf: a contiguous bf16 tensor to ask the L2 for (or None)."""
     n, k = w.shape
     bk = min(block_k, k)
     bn = block_n(n, target_programs)
+    pf_t, pf_lines, pf_mode = prefetch_args(pf, pf_policy)
     gemv_kernel[(n // bn,)](w, x, gain if gain is not None else x, res if res is not None else out, out,
-                            n, eps, K=k, NORM=gain is not None, RES=res is not None, BLOCK_N=bn,
-                            BLOCK_K=bk, PDL=pdl and not interpreting(), num_warps=num_warps,
-                            **launch_opts(pdl))
+                            n, eps, pf_t if pf_mode else w, pf_lines, K=k, NORM=gain is not None,
+                            RES=res is not None, BLOCK_N=bn, BLOCK_K=bk, PDL=pdl and not interpreting(),
+                            PF=pf_mode, EVICT=evict, num_warps=num_warps, **launch_opts(pdl))
 
 
 def gemv_pair(out, w, x, gain, mode: int, kc=None, vc=None, pos=None, heads=(0, 0), head_dim=2,
               eps: float = 1e-5, theta: float = 500000.0, block_k: int = 1024, pdl: bool = False,
-              num_warps: int = 4, target_programs: int = 264) -> None:
+              num_warps: int = 4, target_programs: int = 264, pf=None, pf_policy: int = PF_EVICT_LAST,
+              evict: str = "", tok=None, x_out=None) -> None:
     """SWIGLU: out (N/2,) fp32 from w (N, K) = [gate; up]. QKV_ROPE: out (Hq*D,) fp32 q, K/V written to
-    kc, vc (Hkv, S, D) bf16 at pos (1,) int64; w ((Hq+2Hkv)*D, K). x (K,) fp32, gain (K,) bf16."""
+    kc, vc (Hkv, S, D) bf16 at pos (1,) int64; w ((Hq+2Hkv)*D, K). x (K,) fp32, gain (K,) bf16; or, with
+    tok (1,) int64, x (V, K) bf16 a table whose row tok is the input, copied to x_out (K,) fp32."""
     n2, k = w.shape
     npair = n2 // 2
     bk = min(block_k, k)
     bn = block_n(npair, target_programs)
     hq, hkv = heads
     S = kc.shape[1] if kc is not None else 1
+    pf_t, pf_lines, pf_mode = prefetch_args(pf, pf_policy)
     gemv_pair_kernel[(npair // bn,)](
         w, x, gain, out, kc if kc is not None else out, vc if vc is not None else out,
-        pos if pos is not None else out, eps, math.log2(theta), K=k, MODE=mode, HALF=head_dim // 2,
-        HQ=hq, HKV=hkv, S=S, NPAIR=npair, BLOCK_N=bn, BLOCK_K=bk, PDL=pdl and not interpreting(),
+        pos if pos is not None else out, eps, math.log2(theta), pf_t if pf_mode else w, pf_lines,
+        tok if tok is not None else out, x_out if x_out is not None else out,
+        K=k, MODE=mode, HALF=head_dim // 2, HQ=hq, HKV=hkv, S=S, NPAIR=npair, BLOCK_N=bn, BLOCK_K=bk,
+        PDL=pdl and not interpreting(), PF=pf_mode, EVICT=evict, EMB=tok is not None,
         num_warps=num_warps, **launch_opts(pdl))

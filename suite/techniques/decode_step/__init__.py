@@ -7,6 +7,9 @@ from suite.spec import LATENCY, REL_ERR, Case, Impl, Metric, Technique, Toleranc
 _PKG = "suite.techniques.decode_step"
 _REF = f"{_PKG}.reference"
 GBPS = Metric("gbps", "GB/s", "higher")
+# from the H200 sweep at KV 1024 (docs/data/h200_decode_step_sweep_*.json)
+L2_ARGS = {"mma_attention": True, "fuse_embed": True, "pf_wo": True, "pf_gu_mb": [0, 12, 8]}
+PERSISTENT_ARGS = {}
 TINY = {"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 2, "head_dim": 16, "inter": 128, "vocab": 256}
 
 
@@ -41,6 +44,13 @@ TECHNIQUE = Technique(
              requires=("triton",),
              note="the same step with attention on tensor cores (the 4 query heads of a KV head padded to "
                   "16 rows, q and p rounded to bf16)"),
+        Impl("triton_fused_l2", f"{_PKG}.triton_step:run", args=L2_ARGS, graph=True, requires=("triton",),
+             note="triton_fused_mma with the L2 prefetch schedule: the latency-bound launches (QKV, attention, "
+                  "O) ask the L2 for weights a later launch streams; the embedding gather inside the first QKV"),
+        Impl("triton_persistent", f"{_PKG}.triton_persistent:run", args=PERSISTENT_ARGS, graph=True,
+             requires=("triton",),
+             note="the whole step as one persistent launch: grid barriers between stages, each program "
+                  "prefetching the next stage's weights into the L2 before it waits (stage by stage on a CPU)"),
         Impl("triton_fused_pdl", f"{_PKG}.triton_step:run", args={"pdl": True}, graph=True,
              requires=("cuda", "triton", "sm90"),
              note="the same kernels with programmatic dependent launch: each starts loading weights "

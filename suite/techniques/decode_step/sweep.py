@@ -2,28 +2,99 @@
 kernel, warps) replayed as a CUDA graph with the L2 flushed before every replay, checked against the
 bf16 eager step first; ms per token and share of the copy bandwidth measured in the same process.
 
-Then where the time goes, for the default configuration with and without PDL: each kind of launch
-(qkv, attention, o_proj, gate_up, down, head) replayed alone, all of its launches and one of them, with
-the bytes it streams.
+Then where the time goes, for the first and fourth configurations: each kind of launch (qkv,
+attention, o_proj, gate_up, down, head) replayed alone, all of its launches and one of them, with the
+bytes it streams; the floor of a chain of as many empty launches as the step has; and the first
+configurations again at each --more-kv.
 
-python -m suite.techniques.decode_step.sweep --kv 1024 --out sweep.json [--budget-s 60]"""
+python -m suite.techniques.decode_step.sweep --kv 1024 --out sweep.json [--budget-s 60] [--more-kv 8192]
+A dry run on the CPU (interpreter, host timings, no graphs): --device cpu --params '{...tiny...}' --configs 0 4"""
 from __future__ import annotations
 
 import argparse
 import json
 import time
 
+DEV = {"device": "cuda", "params": {}}  # set by main(): a CPU dry run uses "cpu" and tiny params
+
+_MMA = {"mma_attention": True}
+_P = {"persistent": True}
+_FE = {**_MMA, "fuse_embed": True}
+_PF = {**_FE, "pf_wo": True, "pf_gu_mb": (0, 12, 8)}
 CONFIGS = (
-    {"pdl": False}, {"pdl": True},
-    {"block_k": 512}, {"target_programs": 132}, {"target_programs": 528}, {"num_warps": 8},
-    {"pdl": True, "target_programs": 528}, {"block_s": 64},
+    _MMA, _FE, {**_FE, "pf_wo": True}, _PF,
+    _P, {**_P, "programs_per_sm": 1, "num_warps": 8}, {**_P, "prefetch": False}, {**_P, "gu_mb": 32, "wd_mb": 24},
+    {**_P, "rows": {"QKV": 8, "O": 8, "GU": 16, "D": 8}}, {**_P, "programs_per_sm": 3},
+    {**_PF, "evict": "evict_first"}, {**_PF, "pf_qkv_next": True},
+    {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12)}, {**_FE, "pf_gu_mb": (8, 16, 8)}, {**_PF, "pf_policy": 2},
+    {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12), "evict": "evict_first", "pf_qkv_next": True},
+    {**_PF, "pdl": True}, {**_PF, "target_programs": 264}, {**_FE, "pf_wo": True, "pf_gu_mb": (0, 32, 16)},
+    {**_PF, "pdl": True, "target_programs": 132}, {**_PF, "pdl": True, "target_programs": 264},
+    {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12), "evict": "evict_first", "pf_qkv_next": True, "pdl": True},
+    *({**_PF, "tune": {kind: t}} for kind, ts in (
+        ("gate_up", ({"num_warps": 8}, {"block_k": 512}, {"target_programs": 264}, {"target_programs": 1056})),
+        ("down", ({"block_k": 2048}, {"block_k": 512}, {"num_warps": 8}, {"target_programs": 264},
+                  {"target_programs": 1056})),
+        ("qkv", ({"target_programs": 264}, {"target_programs": 1056}, {"block_k": 512}, {"num_warps": 8})),
+        ("o_proj", ({"target_programs": 264}, {"target_programs": 1056}, {"block_k": 512}, {"num_warps": 8})),
+        ("head", ({"num_warps": 8}, {"block_k": 2048})),
+    ) for t in ts),
 )
+
+_WIDE = {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12), "evict": "evict_first", "pf_qkv_next": True}
+MORE = (_MMA, _PF, {**_PF, "evict": "evict_first"}, _WIDE, _P)  # again at each --more-kv
+
+
+def step_fn(cfg: dict):
+    """The step function and its keyword options for a configuration (persistent or per-launch)."""
+    from suite.techniques.decode_step import triton_persistent, triton_step
+
+    if cfg.get("persistent"):
+        return triton_persistent.run, {k: v for k, v in cfg.items() if k != "persistent"}
+    return triton_step.run, cfg
+
+
+def _warm(job: tuple) -> str:
+    """Run one configuration once in a fresh process (fills the shared Triton cache); its error or ''."""
+    cfg, kv = job
+    try:
+        from suite.techniques.decode_step.reference import empty_output, make_inputs
+
+        fn, opts = step_fn(cfg)
+        fn(empty_output({"kv": kv}, "cuda"), **make_inputs({"kv": kv}, 0, "cuda"), **opts)  # GPU only
+        return ""
+    except Exception as exc:  # reported by the sweep proper
+        return f"{type(exc).__name__}: {exc}"[:200]
+
+
+def warm(jobs: list, workers: int, timeout_s: float) -> None:
+    """Compile the kernels of every (configuration, kv) in parallel processes before timing (compiles
+    dominate the sweep's time); after timeout_s the rest compile when first timed."""
+    import multiprocessing as mp
+
+    with mp.get_context("spawn").Pool(workers) as pool:
+        res = pool.map_async(_warm, jobs, chunksize=1)
+        try:
+            errs = res.get(timeout=timeout_s)
+        except mp.TimeoutError:
+            print(json.dumps({"warm": "timed out", "after_s": timeout_s}), flush=True)
+            return
+        for (cfg, kv), err in zip(jobs, errs):
+            if err:
+                print(json.dumps({"warm": cfg, "kv": kv, "error": err}), flush=True)
 
 
 def time_graph(fn, reps: int = 40) -> list[float]:
     """ms per replay of fn captured as a CUDA graph, the L2 flushed (zeroed 2 x L2 buffer) before each."""
     import torch
 
+    if DEV["device"] != "cuda":  # dry run: host timings of plain calls
+        out = []
+        for _ in range(2):
+            t = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - t) * 1e3)
+        return out
     flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.int8, device="cuda")
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
@@ -45,6 +116,21 @@ def time_graph(fn, reps: int = 40) -> list[float]:
         b.synchronize()
         out.append(a.elapsed_time(b))
     return out
+
+
+def launch_floor(n: int, programs: int = 528) -> float:
+    """Median ms of a CUDA graph of n empty launches of `programs` programs each, one after another."""
+    import triton
+
+    @triton.jit
+    def _empty(x):
+        pass
+
+    import torch
+
+    x = torch.empty(1, device=DEV["device"])
+    ms = sorted(time_graph(lambda: [_empty[(programs,)](x) for _ in range(n)], reps=20))
+    return ms[len(ms) // 2]
 
 
 def kind_bytes(kind: str, inp: dict) -> float:
@@ -75,53 +161,97 @@ def breakdown(out, inputs: dict, cfg: dict, ceiling: float) -> list[dict]:
     return rows
 
 
+def _persistent_facts(cfg: dict, inputs: dict) -> dict:
+    """Registers, resident programs and whether a barrier gave up, for a persistent configuration."""
+    if not cfg.get("persistent"):
+        return {}
+    from suite.techniques.decode_step.triton_persistent import plan
+
+    p = plan(inputs["emb"], inputs["wqkv"], inputs["wo"], inputs["wgu"], inputs["k_cache"],
+             **{k: v for k, v in cfg.items() if k != "persistent"})
+    return {"fit": p.fit, "programs": p.nprog, "barrier_gave_up": int(p.bar[1].item())}
+
+
+def sweep(params: dict, configs, t0: float, budget_s: float, ceiling: float) -> tuple[list, dict]:
+    """Rows (one per configuration: rel. diff vs the bf16 eager step, median ms, share of copy) and inputs."""
+    import torch
+
+    from suite.techniques.decode_step import _bytes
+    from suite.techniques.decode_step.reference import empty_output, make_inputs
+    from suite.techniques.decode_step.torch_eager import run as eager
+
+    params = {**DEV["params"], **params}
+    inputs = make_inputs(params, 0, DEV["device"])
+    want = empty_output(params, DEV["device"])
+    eager(want, **{**inputs, "k_cache": inputs["k_cache"].clone(), "v_cache": inputs["v_cache"].clone()})
+    gb = _bytes(params) / 1e9
+    rows = []
+    for cfg in configs:
+        if time.perf_counter() - t0 > budget_s:
+            rows.append({"kv": params["kv"], "config": cfg, "skipped": "budget"})
+            continue
+        out = torch.full_like(want, float("nan"))
+        fused, opts = step_fn(cfg)
+        try:
+            fused(out, **inputs, **opts)
+            err = float((out - want).norm() / want.norm())
+            ms = sorted(time_graph(lambda: fused(out, **inputs, **opts)))
+            med = ms[len(ms) // 2]
+            rows.append({"kv": params["kv"], "config": cfg, "rel_diff_vs_eager_bf16": err, "median_ms": med,
+                         "min_ms": ms[0], "gbps": gb / med * 1e3, "ceiling_share": gb / med * 1e3 / ceiling,
+                         **_persistent_facts(cfg, inputs)})
+        except Exception as exc:  # a configuration that fails to compile or launch is a result too
+            rows.append({"kv": params["kv"], "config": cfg, "error": f"{type(exc).__name__}: {exc}"[:500]})
+        print(json.dumps(rows[-1]), flush=True)
+    return rows, inputs
+
+
 def main() -> None:
     import torch
 
     from suite.lib.bandwidth import copy_gbps
-    from suite.techniques.decode_step import _bytes
-    from suite.techniques.decode_step.reference import empty_output, make_inputs
-    from suite.techniques.decode_step.torch_eager import run as eager
-    from suite.techniques.decode_step.triton_step import run as fused
+    from suite.techniques.decode_step.reference import empty_output
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kv", type=int, default=1024)
+    ap.add_argument("--more-kv", type=int, nargs="*", default=[])
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=60.0)
+    ap.add_argument("--warm", type=int, default=0, help="processes compiling the configurations first")
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--params", default="{}", help="JSON: params over Llama-3.2-1B's (a dry run's tiny shape)")
+    ap.add_argument("--configs", type=int, nargs="*", default=[], help="indices into CONFIGS (default: all)")
     args = ap.parse_args()
     t0 = time.perf_counter()
+    if args.warm:
+        warm([(c, args.kv) for c in CONFIGS] + [(c, k) for k in args.more_kv for c in MORE], args.warm,
+             args.budget_s / 2)
+        print(json.dumps({"warmed_s": round(time.perf_counter() - t0, 1)}), flush=True)
     params = {"kv": args.kv}
-    inputs = make_inputs(params, 0, "cuda")
-    want = empty_output(params, "cuda")
-    eager(want, **{**inputs, "k_cache": inputs["k_cache"].clone(), "v_cache": inputs["v_cache"].clone()})
-    ceiling = copy_gbps("cuda")
-    gb = _bytes(params) / 1e9
-    rows = []
-    for cfg in CONFIGS:
-        if time.perf_counter() - t0 > args.budget_s:
-            rows.append({"config": cfg, "skipped": "budget"})
-            continue
-        out = empty_output(params, "cuda")
-        try:
-            fused(out, **inputs, **cfg)
-            err = float((out - want).norm() / want.norm())
-            ms = sorted(time_graph(lambda: fused(out, **inputs, **cfg)))
-            med = ms[len(ms) // 2]
-            rows.append({"config": cfg, "rel_diff_vs_eager_bf16": err, "median_ms": med, "min_ms": ms[0],
-                         "gbps": gb / med * 1e3, "ceiling_share": gb / med * 1e3 / ceiling})
-        except Exception as exc:  # a configuration that fails to compile or launch is a result too
-            rows.append({"config": cfg, "error": f"{type(exc).__name__}: {exc}"[:500]})
-        print(json.dumps(rows[-1]), flush=True)
+    DEV.update(device=args.device, params=json.loads(args.params))
+    ceiling = copy_gbps(args.device) if args.device == "cuda" else 1.0
+    configs = [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS
+    rows, inputs = sweep(params, configs, t0, args.budget_s, ceiling)
     parts = []
-    for cfg in ({"pdl": False}, {"pdl": True}):
+    try:
+        n = 5 * 16 + 1
+        parts.append({"kind": "empty_launch_chain", "launches": n, "median_ms": launch_floor(n)})
+        print(json.dumps(parts[-1]), flush=True)
+    except Exception as exc:
+        parts.append({"kind": "empty_launch_chain", "error": f"{type(exc).__name__}: {exc}"[:500]})
+    for cfg in (CONFIGS[0], CONFIGS[3]):
         if time.perf_counter() - t0 > args.budget_s:
             break
         try:
-            parts += breakdown(empty_output(params, "cuda"), inputs, cfg, ceiling)
+            parts += breakdown(empty_output({**DEV["params"], **params}, args.device), inputs, cfg, ceiling)
         except Exception as exc:
             parts.append({"config": cfg, "error": f"{type(exc).__name__}: {exc}"[:500]})
-    doc = {"kv": args.kv, "breakdown": parts, "copy_gbps": ceiling, "bytes_per_token": gb * 1e9, "device": torch.cuda.get_device_name(),
-           "torch": torch.__version__, "rows": rows, "wall_s": round(time.perf_counter() - t0, 1)}
+    del inputs
+    for kv in args.more_kv:
+        rows += sweep({"kv": kv}, MORE, t0, args.budget_s, ceiling)[0]
+    name = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
+    doc = {"kv": args.kv, "breakdown": parts, "copy_gbps": ceiling, "device": name, "torch": torch.__version__,
+           "rows": rows, "wall_s": round(time.perf_counter() - t0, 1)}
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=1)
 

@@ -5,6 +5,13 @@ fused into the LM-head GEMV. The residual stream stays fp32 between kernels; eve
 out of place, so a call is idempotent and replays as one CUDA graph. pdl=True launches each kernel
 with programmatic dependent launch, so it starts (and loads its first weights) while the previous
 one drains. mma_attention=True takes the tensor-core attention kernel (query group padded to 16).
+Prefetch schedule (suite/lib/l2_prefetch.py): the latency-bound launches of a layer ask the L2 for
+weights a later launch streams, so the DRAM is busy while they wait: pf_gu_mb = (qkv, attention,
+o_proj) MB of the layer's gate/up weight, consecutive from its start (qkv's share only without pf_wo);
+pf_wo: the QKV launch asks for the layer's O weight; pf_qkv_next: the down launch asks for the next
+layer's QKV weight. evict="evict_first" loads weights with that L2 policy. fuse_embed: the first QKV
+launch gathers the token's embedding row itself (one launch fewer). tune: per launch kind ("qkv",
+"o_proj", "gate_up", "down", "head") overrides of block_k, target_programs, num_warps.
 Defaults from the H200 sweep at KV 1024 (docs/data/h200_decode_step_sweep_*.json)."""
 from __future__ import annotations
 
@@ -33,7 +40,9 @@ class _Scratch:
 
 def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos,
           pdl: bool = False, block_k: int = 1024, block_s: int | None = None, target_programs: int = 528,
-          num_warps: int = 4, mma_attention: bool = False) -> list[tuple[str, Callable[[], None]]]:
+          num_warps: int = 4, mma_attention: bool = False, pf_gu_mb: tuple = (0, 0, 0), pf_wo: bool = False,
+          pf_qkv_next: bool = False, pf_policy: int = 1, evict: str = "",
+          fuse_embed: bool = False, tune: dict | None = None) -> list[tuple[str, Callable[[], None]]]:
     """The step's launches in order as (kind, call): embed, then per layer qkv, attention, o_proj,
     gate_up, down, then head (run() calls them all; sweep.py also times each kind alone)."""
     L, H = wqkv.shape[0], emb.shape[1]
@@ -44,18 +53,36 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
     if sc is None:
         sc = _SCRATCH[key] = _Scratch(L, H, hq, hkv, S, D, inter, emb.device, pdl, block_s, mma_attention)
     hs = sc.hs
-    opts = {"block_k": block_k, "pdl": pdl, "target_programs": target_programs, "num_warps": num_warps}
-    out_steps = [("embed", lambda: hs[0].copy_(emb.index_select(0, token)[0]))]
+    opts = {"block_k": block_k, "pdl": pdl, "target_programs": target_programs, "num_warps": num_warps,
+            "pf_policy": pf_policy, "evict": evict}
+    kind_opts = {k: {**opts, **(tune or {}).get(k, {})} for k in ("qkv", "o_proj", "gate_up", "down", "head")}
+    out_steps = [] if fuse_embed else [("embed", lambda: hs[0].copy_(emb.index_select(0, token)[0]))]
     for l in range(L):
+        gu = _ranges(wgu[l].view(-1), [0, *pf_gu_mb[1:]] if pf_wo else list(pf_gu_mb))
+        first = fuse_embed and l == 0
         out_steps += [
-            ("qkv", partial(gemv_pair, sc.q, wqkv[l], hs[2 * l], ln1[l], MODE_QKV_ROPE, kc=k_cache[l],
-                            vc=v_cache[l], pos=pos, heads=(hq, hkv), head_dim=D, eps=EPS, theta=THETA, **opts)),
-            ("attention", partial(sc.attn, sc.att, sc.q, k_cache[l], v_cache[l], pos)),
-            ("o_proj", partial(gemv, hs[2 * l + 1], wo[l], sc.att, res=hs[2 * l], **opts)),
-            ("gate_up", partial(gemv_pair, sc.act, wgu[l], hs[2 * l + 1], ln2[l], MODE_SWIGLU, eps=EPS, **opts)),
-            ("down", partial(gemv, hs[2 * l + 2], wd[l], sc.act, res=hs[2 * l + 1], **opts)),
+            ("qkv", partial(gemv_pair, sc.q, wqkv[l], emb if first else hs[2 * l], ln1[l], MODE_QKV_ROPE,
+                            kc=k_cache[l], vc=v_cache[l], pos=pos, heads=(hq, hkv), head_dim=D, eps=EPS,
+                            theta=THETA, pf=wo[l].view(-1) if pf_wo else gu[0], tok=token if first else None,
+                            x_out=hs[0] if first else None, **kind_opts["qkv"])),
+            ("attention", partial(sc.attn, sc.att, sc.q, k_cache[l], v_cache[l], pos, pf=gu[1], pf_policy=pf_policy)),
+            ("o_proj", partial(gemv, hs[2 * l + 1], wo[l], sc.att, res=hs[2 * l], pf=gu[2], **kind_opts["o_proj"])),
+            ("gate_up", partial(gemv_pair, sc.act, wgu[l], hs[2 * l + 1], ln2[l], MODE_SWIGLU, eps=EPS,
+                                 **kind_opts["gate_up"])),
+            ("down", partial(gemv, hs[2 * l + 2], wd[l], sc.act, res=hs[2 * l + 1],
+                             pf=wqkv[l + 1].view(-1) if pf_qkv_next and l + 1 < L else None, **kind_opts["down"])),
         ]
-    return out_steps + [("head", partial(gemv, out, emb, hs[2 * L], gain=lnf, eps=EPS, **opts))]
+    return out_steps + [("head", partial(gemv, out, emb, hs[2 * L], gain=lnf, eps=EPS, **kind_opts["head"]))]
+
+
+def _ranges(w, mbs) -> list:
+    """Consecutive slices of the flat bf16 tensor w, mbs[i] MB each (None where 0), in whole lines."""
+    out, at = [], 0
+    for mb in mbs:
+        n = min(int(mb * 1e6 / 2) // 64 * 64, w.numel() - at)
+        out.append(w[at:at + n] if n > 0 else None)
+        at += max(n, 0)
+    return out
 
 
 def run(out, **inputs_and_args) -> None:

@@ -11,7 +11,8 @@ THETA = 500000.0
 
 def make_inputs(params: dict, seed: int, device: str) -> dict:
     """Weights ~ N(0, 1/fan_in) bf16 stacked per layer, norm gains ~ 1 + N(0, 0.1^2), token ids (T,),
-    RoPE cos/sin (T, D/2) fp32 from fp64 angles, layer 0's Q/K/V table (V, N) bf16 built once."""
+    RoPE cos/sin (T, D/2) fp32 from fp64 angles, layer 0's Q/K/V table (V, N) bf16 built once, and
+    layer 0 over the first params["prefix"] ids (a fixed prefix) built once (model.prefix_layer0)."""
     p = params
     g = torch.Generator(device=device).manual_seed(seed)
     n, h, d, i, v = p["layers"], p["hidden"], p["head_dim"], p["inter"], p["vocab"]
@@ -31,6 +32,8 @@ def make_inputs(params: dict, seed: int, device: str) -> dict:
               "ln1": gain(n, h), "ln2": gain(n, h), "lnf": gain(h),
               "cos": cos.float(), "sin": sin.float(), "p": {**p, "eps": 1e-5}}
     inputs["qkv0_table"] = model.qkv0_table(inputs["emb"], inputs["ln1"], inputs["wqkv"], 1e-5)
+    weights = {k: inputs[k] for k in ("emb", "wqkv", "wo", "wgu", "wd", "ln1", "ln2", "cos", "sin", "p")}
+    inputs["prefix0"] = model.prefix_layer0(inputs["ids"][:p.get("prefix", 1)], **weights)
     return inputs
 
 
@@ -40,7 +43,7 @@ def empty_output(params: dict, device: str) -> torch.Tensor:
 
 def _weights32(inputs: dict) -> dict:
     return {k: (v.float() if isinstance(v, torch.Tensor) and v.is_floating_point() else v)
-            for k, v in inputs.items() if k != "qkv0_table"}
+            for k, v in inputs.items() if k not in ("qkv0_table", "prefix0")}
 
 
 def reference(**inputs) -> torch.Tensor:
@@ -52,6 +55,7 @@ def lowp(**inputs) -> torch.Tensor:
     """The bf16 full prefill: the error class every mode is judged in."""
     inputs = dict(inputs)
     inputs.pop("qkv0_table")
+    inputs.pop("prefix0")
     return model.forward(**inputs)[0].float()
 
 
@@ -68,4 +72,7 @@ def flops(p: dict, mode: str = "full") -> float:
         total -= (t - 1) * (2 * h * hq * d + o + ffn) + 4 * hq * d * (t * (t + 1) / 2 - t)
     elif mode == "layer0_table":
         total -= t * qkv
+    elif mode == "prefix_layer0":  # layer 0's rows of the prefix: projections, FFN, their causal attention
+        pre = p.get("prefix", 1)
+        total -= pre * (qkv + o + ffn) + 4 * hq * d * pre * (pre + 1) / 2
     return total
