@@ -3,15 +3,9 @@ without TRITON_INTERPRET). The TMA planes kernel: operands by TMA, no spills, fe
 three 4-warp CTAs an SM (the reason for it). The Gluon planes GEMM (an experiment, not an implementation:
 its H200 sweep is docs/data/h200_gemm_fp32_emulation_tune_95e94ce.json): each K step's products issued
 as one asynchronous wgmma chain with one wait, where Triton's tl.dot waits after every product."""
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import json_from_clean_process
 
 SCRIPT = """
 import json, re
@@ -34,12 +28,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def built():
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = str(ROOT)
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, cwd=ROOT,
-                          timeout=900)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return json_from_clean_process(SCRIPT)
 
 
 def test_tma_kernel_uses_tma_and_leaves_room_for_three_ctas(built):
