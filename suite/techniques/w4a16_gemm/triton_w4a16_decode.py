@@ -17,15 +17,77 @@ import torch
 import triton
 import triton.language as tl
 
+from suite.lib.int4_triton import bias_bf16, nibble_bf16, nibble_fp32
 from suite.lib.interp import interpreting
 from suite.lib.triton_round import round_bf16
+
+
+@triton.jit
+def _block(acc, a_rows, qw_ptr, s_ptr, blk, rn, n_ok, m_ok, ri, sak, sqk, sqn, ssg, ssn,
+           GROUP: tl.constexpr, PI: tl.constexpr, PJ: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+           FMA: tl.constexpr, UPCAST: tl.constexpr, ASM: tl.constexpr, CENTRED: tl.constexpr, SWAP: tl.constexpr):
+    """acc (BM, BN) fp32 plus the product of the 128-K block `blk`: 16 packed words per column.
+    SWAP: acc is (BN, BM), the weights the MMA's left operand (a wgmma of 64 rows on Hopper)."""
+    tl.static_assert(ASM or UPCAST or not CENTRED, "centred weights come from the inline-PTX unpacking")
+    k0 = blk * 128
+    words = tl.load(qw_ptr + (blk * 16 + ri)[:, None] * sqk + rn[None, :] * sqn, mask=n_ok[None, :], other=0)
+    if GROUP % 128 == 0:
+        s = tl.load(s_ptr + (k0 // GROUP) * ssg + rn * ssn, mask=n_ok, other=0.0).to(tl.float32)
+        if FMA:
+            p3 = tl.zeros((BM, 16, BN), dtype=tl.float32)
+            for j in tl.static_range(8):
+                a_j = tl.load(a_rows + (k0 + ri * PI + j * PJ)[None, :] * sak, mask=m_ok[:, None], other=0.0)
+                if 4 * j <= 16:  # move nibble j to bits 16..19, the fp32 mantissa's units of 1 at 2^7
+                    t = (words << (16 - 4 * j)) & 0xF0000
+                else:
+                    t = (words >> (4 * j - 16)) & 0xF0000
+                w = (t | 0x43000000).to(tl.float32, bitcast=True)  # 128 + c, exact
+                p3 += a_j.to(tl.float32)[:, :, None] * w[None, :, :]
+            p = tl.sum(p3, 1)
+        else:
+            p = tl.zeros((BN, BM) if SWAP else (BM, BN), dtype=tl.float32)
+            for j in tl.static_range(8):
+                a_j = tl.load(a_rows + (k0 + ri * PI + j * PJ)[None, :] * sak, mask=m_ok[:, None], other=0.0)
+                if UPCAST:  # the interpreter's bf16 dot is wrong; these products are exact in fp32
+                    a_j, w_j = a_j.to(tl.float32), nibble_fp32(words, j, CENTRED)
+                elif ASM:
+                    w_j = nibble_bf16(words, j, CENTRED)
+                else:
+                    w_j = bias_bf16((words >> (4 * j)) & 0xF)
+                lhs, rhs = (tl.trans(w_j), tl.trans(a_j)) if SWAP else (a_j, w_j)
+                if UPCAST:
+                    p = tl.dot(lhs, rhs, acc=p, input_precision="ieee")
+                else:
+                    p = tl.dot(lhs, rhs, acc=p)
+        if SWAP:
+            tl.static_assert(CENTRED and not FMA, "the swapped product takes centred weights")
+            acc += p * s[:, None]
+        elif CENTRED and not FMA:  # the weights were q itself
+            acc += p * s[None, :]
+        else:  # the weights were q + 136: minus 136 rowsum(a) over the block
+            a_blk = tl.load(a_rows + (k0 + tl.arange(0, 128))[None, :] * sak, mask=m_ok[:, None], other=0.0)
+            acc += (p - 136.0 * tl.sum(a_blk.to(tl.float32), 1)[:, None]) * s[None, :]
+    else:  # groups inside a block (GROUP < 128): q * s rounded to bf16 per weight, as unfused
+        for j in tl.static_range(8):
+            kk = k0 + ri * PI + j * PJ
+            a_j = tl.load(a_rows + kk[None, :] * sak, mask=m_ok[:, None], other=0.0)
+            s2 = tl.load(s_ptr + (kk // GROUP)[:, None] * ssg + rn[None, :] * ssn,
+                         mask=n_ok[None, :], other=0.0).to(tl.float32)
+            w = (((words >> (4 * j)) & 0xF) - 8).to(tl.float32) * s2
+            if UPCAST:
+                acc = tl.dot(a_j.to(tl.float32), round_bf16(w), acc=acc, input_precision="ieee")
+            else:
+                acc = tl.dot(a_j, w.to(tl.bfloat16), acc=acc)
+    return acc
 
 
 @triton.jit(do_not_specialize=["M", "M_BUCKET"])
 def decode_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
                   sam, sak, sqk, sqn, ssg, ssn, scm, scn, M_BUCKET,
                   GROUP: tl.constexpr, PI: tl.constexpr, PJ: tl.constexpr, BM: tl.constexpr,
-                  BN: tl.constexpr, SPLIT_K: tl.constexpr, FMA: tl.constexpr, UPCAST: tl.constexpr):
+                  BN: tl.constexpr, SPLIT_K: tl.constexpr, FMA: tl.constexpr, UPCAST: tl.constexpr,
+                  ASM: tl.constexpr = False, CENTRED: tl.constexpr = False, KB: tl.constexpr = 1,
+                  SWAP: tl.constexpr = False):
     pid_n = tl.program_id(0)
     pid_k = tl.program_id(1)
     pid_m = tl.program_id(2)
@@ -34,50 +96,16 @@ def decode_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
     ri = tl.arange(0, 16)
     n_ok = rn < N
     m_ok = rm < M
-    steps = K // 128
+    steps = K // (128 * KB)
     per = tl.cdiv(steps, SPLIT_K)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    acc = tl.zeros((BN, BM) if SWAP else (BM, BN), dtype=tl.float32)
+    a_rows = a_ptr + rm[:, None] * sam
     for step in range(pid_k * per, tl.minimum((pid_k + 1) * per, steps)):
-        k0 = step * 128
-        words = tl.load(qw_ptr + (step * 16 + ri)[:, None] * sqk + rn[None, :] * sqn,
-                        mask=n_ok[None, :], other=0)
-        a_rows = a_ptr + rm[:, None] * sam
-        if GROUP % 128 == 0:
-            s = tl.load(s_ptr + (k0 // GROUP) * ssg + rn * ssn, mask=n_ok, other=0.0).to(tl.float32)
-            a_blk = tl.load(a_rows + (k0 + tl.arange(0, 128))[None, :] * sak, mask=m_ok[:, None], other=0.0)
-            asum = tl.sum(a_blk.to(tl.float32), 1)
-            if FMA:
-                p3 = tl.zeros((BM, 16, BN), dtype=tl.float32)
-                for j in tl.static_range(8):
-                    a_j = tl.load(a_rows + (k0 + ri * PI + j * PJ)[None, :] * sak, mask=m_ok[:, None], other=0.0)
-                    if 4 * j <= 16:  # move nibble j to bits 16..19, the fp32 mantissa's units of 1 at 2^7
-                        t = (words << (16 - 4 * j)) & 0xF0000
-                    else:
-                        t = (words >> (4 * j - 16)) & 0xF0000
-                    w = (t | 0x43000000).to(tl.float32, bitcast=True)  # 128 + c, exact
-                    p3 += a_j.to(tl.float32)[:, :, None] * w[None, :, :]
-                p = tl.sum(p3, 1)
-            else:
-                p = tl.zeros((BM, BN), dtype=tl.float32)
-                for j in tl.static_range(8):
-                    a_j = tl.load(a_rows + (k0 + ri * PI + j * PJ)[None, :] * sak, mask=m_ok[:, None], other=0.0)
-                    c = (words >> (4 * j)) & 0xF
-                    if UPCAST:  # the interpreter's bf16 dot is wrong; these products are exact in fp32
-                        p = tl.dot(a_j.to(tl.float32), (c + 128).to(tl.float32), acc=p, input_precision="ieee")
-                    else:
-                        p = tl.dot(a_j, (c | 0x4300).to(tl.int16).to(tl.bfloat16, bitcast=True), acc=p)
-            acc += (p - 136.0 * asum[:, None]) * s[None, :]
-        else:  # groups inside a step (GROUP < 128): q * s rounded to bf16 per weight, as unfused
-            for j in tl.static_range(8):
-                kk = k0 + ri * PI + j * PJ
-                a_j = tl.load(a_rows + kk[None, :] * sak, mask=m_ok[:, None], other=0.0)
-                s2 = tl.load(s_ptr + (kk // GROUP)[:, None] * ssg + rn[None, :] * ssn,
-                             mask=n_ok[None, :], other=0.0).to(tl.float32)
-                w = (((words >> (4 * j)) & 0xF) - 8).to(tl.float32) * s2
-                if UPCAST:
-                    acc = tl.dot(a_j.to(tl.float32), round_bf16(w), acc=acc, input_precision="ieee")
-                else:
-                    acc = tl.dot(a_j, w.to(tl.bfloat16), acc=acc)
+        for blk in tl.static_range(KB):  # KB blocks of 128 K per step: more bytes in flight per program
+            acc = _block(acc, a_rows, qw_ptr, s_ptr, step * KB + blk, rn, n_ok, m_ok, ri, sak, sqk, sqn, ssg, ssn,
+                         GROUP, PI, PJ, BM, BN, FMA, UPCAST, ASM, CENTRED, SWAP)
+    if SWAP:
+        acc = tl.trans(acc)
     c_mask = m_ok[:, None] & n_ok[None, :]
     c_ptrs = c_ptr + rm[:, None] * scm + rn[None, :] * scn
     if SPLIT_K == 1:
@@ -153,7 +181,7 @@ def launch(out, a, qweight, scales, layout: str = "k16", kernel=None, **config) 
     m, k = a.shape
     n = qweight.shape[1]
     group = k // scales.shape[0]
-    assert k % 128 == 0 and (group % 128 == 0 or 128 % group == 0), (k, group)
+    assert k % (128 * config.get("KB", 1)) == 0 and (group % 128 == 0 or 128 % group == 0), (k, group)
     pi, pj = (1, 16) if layout == "k16" else (8, 1)
     interp_run = interpreting()
     if kernel is None:

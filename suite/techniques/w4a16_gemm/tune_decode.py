@@ -22,23 +22,25 @@ from suite.techniques.w4a16_gemm import TECHNIQUE, _LLAMA
 from suite.techniques.w4a16_gemm import reference as R
 from suite.techniques.w4a16_gemm import triton_w4a16_decode as D
 
-# (layout, FMA, BM, BN, SPLIT_K, warps, stages)
-DOT_GRID = [(bn, sp, w, st) for bn, splits in ((32, (8, 16)), (64, (2, 4, 8, 16)), (128, (1, 2, 4, 8)),
-                                                (256, (1, 2, 4)))
-            for sp in splits for w, st in ((4, 3), (4, 5), (8, 4))]
-FMA_GRID = [(64, 8, 4, 3), (64, 16, 4, 3), (128, 4, 4, 3), (128, 8, 4, 3), (128, 16, 4, 3),
-            (256, 2, 8, 3), (256, 4, 8, 3), (256, 8, 8, 3), (128, 4, 8, 4), (256, 4, 4, 4)]
-K8_GRID = [(64, 8, 4, 3), (128, 4, 4, 3), (128, 8, 4, 3), (256, 2, 8, 3)]
-SWEEP = ([("k16", False, 16, *c) for c in DOT_GRID] + [("k16", True, 1, *c) for c in FMA_GRID]
-         + [("k8", False, 16, *c) for c in K8_GRID])
-NIGHTLY = [("k16", c.kwargs["FMA"], c.kwargs["BM"], c.kwargs["BN"], c.kwargs["SPLIT_K"], c.num_warps, c.num_stages)
+# (layout, FMA, BM, BN, SPLIT_K, warps, stages, ASM, CENTRED, KB, SWAP): see triton_w4a16_decode.
+SPLITS = {64: (4, 8, 16), 128: (2, 4, 8, 16), 256: (1, 2, 4, 8)}
+ASM_GRID = [(bn, sp, w, st, cen) for cen in (True, False) for bn, splits in SPLITS.items() for sp in splits
+            for w, st in ((4, 3), (4, 4), (8, 3))]
+SWEEP = ([("k16", False, 16, bn, sp, w, st, True, cen, 1, False) for bn, sp, w, st, cen in ASM_GRID]
+         + [("k16", False, 16, bn, sp, 4, st, True, True, 1, True) for bn, splits in SPLITS.items() for sp in splits
+            for st in (3, 4)]
+         + [("k16", False, 16, 128, sp, 4, st, True, True, 2, False) for sp in (2, 4, 8) for st in (2, 3)]
+         + [("k16", False, 16, 128, sp, 4, 3, False, False, 1, False) for sp in (4, 8)])
+NIGHTLY = [("k16", c.kwargs["FMA"], c.kwargs["BM"], c.kwargs["BN"], c.kwargs["SPLIT_K"], c.num_warps, c.num_stages,
+            c.kwargs.get("ASM", False), c.kwargs.get("CENTRED", False), c.kwargs.get("KB", 1), c.kwargs.get("SWAP", False))
            for c in D.CONFIGS]
 
 
 def _call(v, out, inp):
-    layout, fma, bm, bn, sp, w, st = v
+    layout, fma, bm, bn, sp, w, st, asm, cen, kb, swap = v
     D.launch(out, inp["a"], inp["qweight_k16" if layout == "k16" else "qweight"], inp["scales"], layout=layout,
-             kernel=D.decode_kernel, BM=bm, BN=bn, SPLIT_K=sp, FMA=fma, num_warps=w, num_stages=st)
+             kernel=D.decode_kernel, BM=bm, BN=bn, SPLIT_K=sp, FMA=fma, ASM=asm, CENTRED=cen, KB=kb, SWAP=swap,
+             num_warps=w, num_stages=st)
 
 
 def _compile(variants, device: str = "cuda", n: int = 4096, k: int = 4096) -> list[str]:
@@ -94,9 +96,9 @@ def main() -> None:
     args = ap.parse_args()
     t0 = time.time()
     dev = "cpu" if args.tiny else "cuda"
-    variants = list(dict.fromkeys(SWEEP + NIGHTLY))
+    variants = list(dict.fromkeys(SWEEP))
     if args.tiny:
-        variants = [v for v in variants if v[3] in (32, 64) and v[5] == 4 and v[4] in (1, 2)]
+        variants = [v for v in variants if v[3] in (32, 64) and v[5] == 4 and v[4] in (1, 2, 4)][:4] + [SWEEP[-20]]
         failed = _compile(variants, dev, 64, 256)
     else:
         chunks = [variants[i::args.jobs] for i in range(args.jobs)]
@@ -108,12 +110,14 @@ def main() -> None:
     variants = [v for v in variants if str(v) not in bad_v]
 
     rows, checks = [], []
-    for v in [("k16", False, 16, 128, 4, 4, 3), ("k16", True, 1, 128, 4, 4, 3), ("k8", False, 16, 128, 4, 4, 3),
-              ("k16", False, 16, 64, 1, 4, 3)]:
+    for v in [("k16", False, 16, 128, 4, 4, 3, True, True, 1, False), ("k16", False, 16, 128, 4, 4, 3, True, False, 1, False),
+              ("k16", False, 16, 64, 1, 4, 3, True, True, 1, False), ("k16", False, 16, 256, 2, 8, 3, True, True, 2, False),
+              ("k16", False, 16, 128, 4, 4, 3, True, True, 1, True), ("k16", False, 16, 64, 2, 4, 3, True, True, 1, True),
+              ("k16", False, 16, 128, 4, 4, 3, False, False, 1, False)]:
         for m in (1, 16, 13) if not v[1] else (1,):
             params = {"m": m, "n": 4096, "k": 4096} if m != 13 else {"m": 13, "n": 1536, "k": 14336}
             if args.tiny:
-                params = {**params, "n": 96, "k": 384}
+                params = {**params, "n": 96, "k": 512}
             ok, e, lo = check(v, params, (101, 202, 303), dev)
             checks.append({"variant": v, "params": params, "ok": ok, "err": e, "unfused_err": lo})
             print(f"check {v} {params}: {'ok' if ok else 'FAILED'} err {e:.3g} unfused {lo:.3g}", flush=True)
@@ -135,7 +139,7 @@ def main() -> None:
                 out.fill_(float("nan"))
                 _call(v, out, inp)
                 e = rel_err(out, oracle)
-                ms = bench(lambda: _call(v, out, inp), dev, 5, 25)
+                ms = bench(lambda: _call(v, out, inp), dev, 3, 12)
                 rows.append({"layer": layer, "m": m, "n": n, "k": k, "variant": list(v), "us": ms * 1e3,
                              "tbps": nbytes / ms / 1e9, "cublas_us": cublas * 1e3, "ratio": cublas / ms,
                              "err": e, "ok": e <= 2 * lo, "nightly_config": v in NIGHTLY})
@@ -144,7 +148,7 @@ def main() -> None:
         key = f"m{r['m']}_{r['layer']}"
         if r["ok"] and (key not in best or r["us"] < best[key]["us"]):
             best[key] = r
-    print("\ncase | cuBLAS bf16 us | best us | TB/s | share of 4.25 TB/s copy | x cuBLAS | variant (layout, FMA, BM, BN, SPLIT_K, warps, stages)")
+    print("\ncase | cuBLAS bf16 us | best us | TB/s | share of 4.25 TB/s copy | x cuBLAS | variant (layout, FMA, BM, BN, SPLIT_K, warps, stages, ASM, CENTRED, KB, SWAP)")
     for key, r in best.items():
         print(f"{key} | {r['cublas_us']:.1f} | {r['us']:.1f} | {r['tbps']:.2f} | {r['tbps'] / 4.25:.0%} | {r['ratio']:.2f} | {r['variant']}")
     print("\nper case, the 5 fastest:")
