@@ -24,9 +24,12 @@ from suite.techniques.w4a16_gemm import triton_w4a16_decode as D
 
 # (layout, FMA, BM, BN, SPLIT_K, warps, stages, ASM, CENTRED, KB, SWAP): see triton_w4a16_decode.
 SPLITS = {64: (4, 8, 16), 128: (2, 4, 8, 16), 256: (1, 2, 4, 8)}
-ASM_GRID = [(bn, sp, w, st, cen) for cen in (True, False) for bn, splits in SPLITS.items() for sp in splits
-            for w, st in ((4, 3), (4, 4), (8, 3))]
-SWEEP = ([("k16", False, 16, bn, sp, w, st, True, cen, 1, False) for bn, sp, w, st, cen in ASM_GRID]
+ASM_GRID = [(bn, sp, w, st) for bn, splits in SPLITS.items() for sp in splits for w, st in ((4, 3), (4, 4), (8, 3))]
+SWEEP = ([("k16", False, 16, bn, sp, w, st, True, True, 1, False) for bn, sp, w, st in ASM_GRID]
+         + [("k16", False, 16, bn, sp, w, st, True, False, 1, False) for bn, sp, w, st in ASM_GRID
+            if bn >= 128 and (w, st) != (4, 4)]
+         + [("k16", False, 16, 32, sp, 2, 4, True, True, kb, False) for sp in (1, 2, 4) for kb in (1, 2)]
+         + [("k16", False, 16, 64, sp, 2, st, True, True, 1, False) for sp in (2, 4, 8) for st in (3, 4)]
          + [("k16", False, 16, bn, sp, 4, st, True, True, 1, True) for bn, splits in SPLITS.items() for sp in splits
             for st in (3, 4)]
          + [("k16", False, 16, 128, sp, 4, st, True, True, 2, False) for sp in (2, 4, 8) for st in (2, 3)]
@@ -124,6 +127,13 @@ def main() -> None:
     wrong = {tuple(c["variant"]) for c in checks if not c["ok"]}
 
     shapes = {"tiny": (64, 256)} if args.tiny else _LLAMA
+    tiny = torch.empty(16, device=dev)
+    floors = {"empty_us": bench(tiny.zero_, dev, 10, 30) * 1e3}  # a launch, L2 cleared
+    for layer, (n, k) in shapes.items():  # device copy of the packed weights: read + write, L2 cleared
+        qw = R.make_inputs({"m": 1, "n": n, "k": k}, 0, dev)["qweight_k16"]
+        dst = torch.empty_like(qw)
+        floors[f"copy_{layer}_us"] = bench(lambda: dst.copy_(qw), dev, 10, 30) * 1e3
+    print("floors (us):", {key: round(v, 2) for key, v in floors.items()}, flush=True)
     for layer, (n, k) in shapes.items():
         for m in (1, 16):
             p = {"m": m, "n": n, "k": k}
@@ -159,7 +169,7 @@ def main() -> None:
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "w4a16_decode_sweep.json"), "w") as f:
         json.dump({"device": torch.cuda.get_device_name() if dev == "cuda" else "cpu", "torch": torch.__version__, "triton": triton.__version__,
-                   "compile_failures": failed, "checks": checks, "best": best, "rows": rows,
+                   "compile_failures": failed, "checks": checks, "floors": floors, "best": best, "rows": rows,
                    "seconds": time.time() - t0}, f, indent=1)
     print(f"sweep done in {time.time() - t0:.0f} s, {len(rows)} timings", flush=True)
 
