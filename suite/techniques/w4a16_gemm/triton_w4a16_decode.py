@@ -25,7 +25,8 @@ from suite.lib.triton_round import round_bf16
 @triton.jit
 def _block(acc, a_rows, qw_ptr, s_ptr, blk, rn, n_ok, m_ok, ri, sak, sqk, sqn, ssg, ssn,
            GROUP: tl.constexpr, PI: tl.constexpr, PJ: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-           FMA: tl.constexpr, UPCAST: tl.constexpr, ASM: tl.constexpr, CENTRED: tl.constexpr, SWAP: tl.constexpr):
+           FMA: tl.constexpr, UPCAST: tl.constexpr, ASM: tl.constexpr, CENTRED: tl.constexpr, SWAP: tl.constexpr,
+           CHAINS: tl.constexpr):
     """acc (BM, BN) fp32 plus the product of the 128-K block `blk`: 16 packed words per column.
     SWAP: acc is (BN, BM), the weights the MMA's left operand (a wgmma of 64 rows on Hopper)."""
     tl.static_assert(ASM or UPCAST or not CENTRED, "centred weights come from the inline-PTX unpacking")
@@ -46,6 +47,7 @@ def _block(acc, a_rows, qw_ptr, s_ptr, blk, rn, n_ok, m_ok, ri, sak, sqk, sqn, s
             p = tl.sum(p3, 1)
         else:
             p = tl.zeros((BN, BM) if SWAP else (BM, BN), dtype=tl.float32)
+            p2 = tl.zeros((BN, BM) if SWAP else (BM, BN), dtype=tl.float32)  # the odd slices' chain
             for j in tl.static_range(8):
                 a_j = tl.load(a_rows + (k0 + ri * PI + j * PJ)[None, :] * sak, mask=m_ok[:, None], other=0.0)
                 if UPCAST:  # the interpreter's bf16 dot is wrong; these products are exact in fp32
@@ -57,8 +59,12 @@ def _block(acc, a_rows, qw_ptr, s_ptr, blk, rn, n_ok, m_ok, ri, sak, sqk, sqn, s
                 lhs, rhs = (tl.trans(w_j), tl.trans(a_j)) if SWAP else (a_j, w_j)
                 if UPCAST:
                     p = tl.dot(lhs, rhs, acc=p, input_precision="ieee")
+                elif CHAINS == 2 and j % 2 == 1:
+                    p2 = tl.dot(lhs, rhs, acc=p2)
                 else:
                     p = tl.dot(lhs, rhs, acc=p)
+            if CHAINS == 2:
+                p += p2
         if SWAP:
             tl.static_assert(CENTRED and not FMA, "the swapped product takes centred weights")
             acc += p * s[:, None]
@@ -87,7 +93,7 @@ def decode_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
                   GROUP: tl.constexpr, PI: tl.constexpr, PJ: tl.constexpr, BM: tl.constexpr,
                   BN: tl.constexpr, SPLIT_K: tl.constexpr, FMA: tl.constexpr, UPCAST: tl.constexpr,
                   ASM: tl.constexpr = False, CENTRED: tl.constexpr = False, KB: tl.constexpr = 1,
-                  SWAP: tl.constexpr = False):
+                  SWAP: tl.constexpr = False, CHAINS: tl.constexpr = 1):
     pid_n = tl.program_id(0)
     pid_k = tl.program_id(1)
     pid_m = tl.program_id(2)
@@ -103,7 +109,7 @@ def decode_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
     for step in range(pid_k * per, tl.minimum((pid_k + 1) * per, steps)):
         for blk in tl.static_range(KB):  # KB blocks of 128 K per step: more bytes in flight per program
             acc = _block(acc, a_rows, qw_ptr, s_ptr, step * KB + blk, rn, n_ok, m_ok, ri, sak, sqk, sqn, ssg, ssn,
-                         GROUP, PI, PJ, BM, BN, FMA, UPCAST, ASM, CENTRED, SWAP)
+                         GROUP, PI, PJ, BM, BN, FMA, UPCAST, ASM, CENTRED, SWAP, CHAINS)
     if SWAP:
         acc = tl.trans(acc)
     c_mask = m_ok[:, None] & n_ok[None, :]

@@ -22,27 +22,31 @@ from suite.techniques.w4a16_gemm import TECHNIQUE, _LLAMA
 from suite.techniques.w4a16_gemm import reference as R
 from suite.techniques.w4a16_gemm import triton_w4a16_decode as D
 
-# (layout, FMA, BM, BN, SPLIT_K, warps, stages, ASM, CENTRED, KB, SWAP): see triton_w4a16_decode.
+# (layout, FMA, BM, BN, SPLIT_K, warps, stages, ASM, CENTRED, KB, SWAP, CHAINS): see triton_w4a16_decode.
 SPLITS = {64: (4, 8, 16), 128: (2, 4, 8, 16), 256: (1, 2, 4, 8)}
 ASM_GRID = [(bn, sp, w, st) for bn, splits in SPLITS.items() for sp in splits for w, st in ((4, 3), (4, 4), (8, 3))]
-SWEEP = ([("k16", False, 16, bn, sp, w, st, True, True, 1, False) for bn, sp, w, st in ASM_GRID]
-         + [("k16", False, 16, bn, sp, w, st, True, False, 1, False) for bn, sp, w, st in ASM_GRID
+SWEEP = ([("k16", False, 16, bn, sp, w, st, True, True, 1, False, 1) for bn, sp, w, st in ASM_GRID]
+         + [("k16", False, 16, bn, sp, w, st, True, False, 1, False, 1) for bn, sp, w, st in ASM_GRID
             if bn >= 128 and (w, st) != (4, 4)]
-         + [("k16", False, 16, 32, sp, 2, 4, True, True, kb, False) for sp in (1, 2, 4) for kb in (1, 2)]
-         + [("k16", False, 16, 64, sp, 2, st, True, True, 1, False) for sp in (2, 4, 8) for st in (3, 4)]
-         + [("k16", False, 16, bn, sp, 4, st, True, True, 1, True) for bn, splits in SPLITS.items() for sp in splits
+         + [("k16", False, 16, 32, sp, 2, 4, True, True, kb, False, 1) for sp in (1, 2, 4) for kb in (1, 2)]
+         + [("k16", False, 16, 64, sp, 2, st, True, True, 1, False, 1) for sp in (2, 4, 8) for st in (3, 4)]
+         + [("k16", False, 16, bn, sp, 4, st, True, True, 1, True, 1) for bn, splits in SPLITS.items() for sp in splits
             for st in (3, 4)]
-         + [("k16", False, 16, 128, sp, 4, st, True, True, 2, False) for sp in (2, 4, 8) for st in (2, 3)]
-         + [("k16", False, 16, 128, sp, 4, 3, False, False, 1, False) for sp in (4, 8)])
+         + [("k16", False, 16, 128, sp, 4, st, True, True, 2, False, 1) for sp in (2, 4, 8) for st in (2, 3)]
+         + [("k16", False, 16, 128, sp, 4, 3, False, False, 1, False, 1) for sp in (4, 8)]
+         + [("k16", False, 16, bn, sp, w, 3, True, True, 1, swap, 2) for bn, sp, w, swap in (
+             (64, 8, 4, False), (128, 4, 4, False), (128, 8, 4, False), (256, 2, 8, False), (256, 4, 8, False),
+             (128, 4, 4, True), (128, 8, 4, True))])
 NIGHTLY = [("k16", c.kwargs["FMA"], c.kwargs["BM"], c.kwargs["BN"], c.kwargs["SPLIT_K"], c.num_warps, c.num_stages,
-            c.kwargs.get("ASM", False), c.kwargs.get("CENTRED", False), c.kwargs.get("KB", 1), c.kwargs.get("SWAP", False))
+            c.kwargs.get("ASM", False), c.kwargs.get("CENTRED", False), c.kwargs.get("KB", 1), c.kwargs.get("SWAP", False),
+            c.kwargs.get("CHAINS", 1))
            for c in D.CONFIGS]
 
 
 def _call(v, out, inp):
-    layout, fma, bm, bn, sp, w, st, asm, cen, kb, swap = v
+    layout, fma, bm, bn, sp, w, st, asm, cen, kb, swap, chains = v
     D.launch(out, inp["a"], inp["qweight_k16" if layout == "k16" else "qweight"], inp["scales"], layout=layout,
-             kernel=D.decode_kernel, BM=bm, BN=bn, SPLIT_K=sp, FMA=fma, ASM=asm, CENTRED=cen, KB=kb, SWAP=swap,
+             kernel=D.decode_kernel, BM=bm, BN=bn, SPLIT_K=sp, FMA=fma, ASM=asm, CENTRED=cen, KB=kb, SWAP=swap, CHAINS=chains,
              num_warps=w, num_stages=st)
 
 
@@ -113,10 +117,11 @@ def main() -> None:
     variants = [v for v in variants if str(v) not in bad_v]
 
     rows, checks = [], []
-    for v in [("k16", False, 16, 128, 4, 4, 3, True, True, 1, False), ("k16", False, 16, 128, 4, 4, 3, True, False, 1, False),
-              ("k16", False, 16, 64, 1, 4, 3, True, True, 1, False), ("k16", False, 16, 256, 2, 8, 3, True, True, 2, False),
-              ("k16", False, 16, 128, 4, 4, 3, True, True, 1, True), ("k16", False, 16, 64, 2, 4, 3, True, True, 1, True),
-              ("k16", False, 16, 128, 4, 4, 3, False, False, 1, False)]:
+    for v in [("k16", False, 16, 128, 4, 4, 3, True, True, 1, False, 1), ("k16", False, 16, 128, 4, 4, 3, True, False, 1, False, 1),
+              ("k16", False, 16, 64, 1, 4, 3, True, True, 1, False, 1), ("k16", False, 16, 256, 2, 8, 3, True, True, 2, False, 1),
+              ("k16", False, 16, 128, 4, 4, 3, True, True, 1, True, 1), ("k16", False, 16, 64, 2, 4, 3, True, True, 1, True, 1),
+              ("k16", False, 16, 128, 4, 4, 3, True, True, 1, False, 2), ("k16", False, 16, 32, 2, 2, 4, True, True, 2, False, 1),
+              ("k16", False, 16, 128, 4, 4, 3, False, False, 1, False, 1)]:
         for m in (1, 16, 13) if not v[1] else (1,):
             params = {"m": m, "n": 4096, "k": 4096} if m != 13 else {"m": 13, "n": 1536, "k": 14336}
             if args.tiny:
@@ -158,7 +163,7 @@ def main() -> None:
         key = f"m{r['m']}_{r['layer']}"
         if r["ok"] and (key not in best or r["us"] < best[key]["us"]):
             best[key] = r
-    print("\ncase | cuBLAS bf16 us | best us | TB/s | share of 4.25 TB/s copy | x cuBLAS | variant (layout, FMA, BM, BN, SPLIT_K, warps, stages, ASM, CENTRED, KB, SWAP)")
+    print("\ncase | cuBLAS bf16 us | best us | TB/s | share of 4.25 TB/s copy | x cuBLAS | variant (layout, FMA, BM, BN, SPLIT_K, warps, stages, ASM, CENTRED, KB, SWAP, CHAINS)")
     for key, r in best.items():
         print(f"{key} | {r['cublas_us']:.1f} | {r['us']:.1f} | {r['tbps']:.2f} | {r['tbps'] / 4.25:.0%} | {r['ratio']:.2f} | {r['variant']}")
     print("\nper case, the 5 fastest:")
