@@ -88,6 +88,12 @@ def test_k16_packing_puts_16_consecutive_k_in_each_nibble_plane():
     (13, 160, 384, 128, "k8", {"BM": 16, "BN": 32, "SPLIT_K": 2, "FMA": False}),
     (40, 64, 512, 64, "k16", {"BM": 16, "BN": 32, "SPLIT_K": 2, "FMA": False}),  # groups inside a step
     (40, 64, 512, 64, "k8", {"BM": 16, "BN": 64, "SPLIT_K": 1, "FMA": False}),
+    # centred weights (q itself, no row sums), two 128-K blocks per step, the swapped product
+    (13, 160, 512, 128, "k16", {"BM": 16, "BN": 32, "SPLIT_K": 2, "FMA": False, "ASM": True, "CENTRED": True}),
+    (1, 96, 768, 128, "k16", {"BM": 16, "BN": 64, "SPLIT_K": 2, "FMA": False, "ASM": True, "CENTRED": True, "KB": 2}),
+    (13, 160, 384, 128, "k16", {"BM": 16, "BN": 64, "SPLIT_K": 3, "FMA": False, "ASM": True, "CENTRED": True,
+                                "SWAP": True, "CHAINS": 2}),
+    (2, 64, 256, 128, "k16", {"BM": 16, "BN": 64, "SPLIT_K": 1, "FMA": False, "ASM": True, "CENTRED": True, "SWAP": True}),
 ])
 def test_decode_kernel_matches_dequantize_then_gemm(m, n, k, group, layout, config):
     inp = R.make_inputs({"m": m, "n": n, "k": k, "group": group}, seed=m + k, device="cpu")
