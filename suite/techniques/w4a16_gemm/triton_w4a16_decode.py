@@ -23,17 +23,16 @@ from suite.lib.triton_round import round_bf16
 
 
 @triton.jit
-def _block(acc, a_rows, qw_ptr, s_ptr, blk, rn, n_ok, m_ok, ri, sak, sqk, sqn, ssg, ssn,
+def _block(acc, a_rows, qw_cols, s_ptr, s, blk, rn, n_ok, m_ok, ri, sak, sqk, ssg, ssn,
            GROUP: tl.constexpr, PI: tl.constexpr, PJ: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
            FMA: tl.constexpr, UPCAST: tl.constexpr, ASM: tl.constexpr, CENTRED: tl.constexpr, SWAP: tl.constexpr,
            CHAINS: tl.constexpr):
-    """acc (BM, BN) fp32 plus the product of the 128-K block `blk`: 16 packed words per column.
-    SWAP: acc is (BN, BM), the weights the MMA's left operand (a wgmma of 64 rows on Hopper)."""
+    """acc (BM, BN) fp32 plus the product of the 128-K block `blk`: 16 packed words per column;
+    s (BN,) fp32 the block's scales when GROUP % 128 == 0. SWAP: acc is (BN, BM), the weights the MMA's left operand (a wgmma of 64 rows on Hopper)."""
     tl.static_assert(ASM or UPCAST or not CENTRED, "centred weights come from the inline-PTX unpacking")
     k0 = blk * 128
-    words = tl.load(qw_ptr + (blk * 16 + ri)[:, None] * sqk + rn[None, :] * sqn, mask=n_ok[None, :], other=0)
+    words = tl.load(qw_cols[None, :] + (blk * 16 + ri)[:, None] * sqk, mask=n_ok[None, :], other=0)
     if GROUP % 128 == 0:
-        s = tl.load(s_ptr + (k0 // GROUP) * ssg + rn * ssn, mask=n_ok, other=0.0).to(tl.float32)
         if FMA:
             p3 = tl.zeros((BM, 16, BN), dtype=tl.float32)
             for j in tl.static_range(8):
@@ -89,11 +88,11 @@ def _block(acc, a_rows, qw_ptr, s_ptr, blk, rn, n_ok, m_ok, ri, sak, sqk, sqn, s
 
 @triton.jit(do_not_specialize=["M", "M_BUCKET"])
 def decode_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
-                  sam, sak, sqk, sqn, ssg, ssn, scm, scn, M_BUCKET,
+                  sam, sak, sqt, sqk, sqn, ssg, ssn, scm, scn, M_BUCKET,
                   GROUP: tl.constexpr, PI: tl.constexpr, PJ: tl.constexpr, BM: tl.constexpr,
                   BN: tl.constexpr, SPLIT_K: tl.constexpr, FMA: tl.constexpr, UPCAST: tl.constexpr,
-                  ASM: tl.constexpr = False, CENTRED: tl.constexpr = False, KB: tl.constexpr = 1,
-                  SWAP: tl.constexpr = False, CHAINS: tl.constexpr = 1):
+                  ASM: tl.constexpr = False, CENTRED: tl.constexpr = False, PREFETCH: tl.constexpr = False,
+                  SWAP: tl.constexpr = False, CHAINS: tl.constexpr = 1, TN: tl.constexpr = 0):
     pid_n = tl.program_id(0)
     pid_k = tl.program_id(1)
     pid_m = tl.program_id(2)
@@ -102,14 +101,27 @@ def decode_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
     ri = tl.arange(0, 16)
     n_ok = rn < N
     m_ok = rm < M
-    steps = K // (128 * KB)
+    steps = K // 128
     per = tl.cdiv(steps, SPLIT_K)
+    first, last = pid_k * per, tl.minimum((pid_k + 1) * per, steps)
     acc = tl.zeros((BN, BM) if SWAP else (BM, BN), dtype=tl.float32)
     a_rows = a_ptr + rm[:, None] * sam
-    for step in range(pid_k * per, tl.minimum((pid_k + 1) * per, steps)):
-        for blk in tl.static_range(KB):  # KB blocks of 128 K per step: more bytes in flight per program
-            acc = _block(acc, a_rows, qw_ptr, s_ptr, step * KB + blk, rn, n_ok, m_ok, ri, sak, sqk, sqn, ssg, ssn,
-                         GROUP, PI, PJ, BM, BN, FMA, UPCAST, ASM, CENTRED, SWAP, CHAINS)
+    s_row = s_ptr + rn * ssn
+    if TN == 0:
+        qw_cols = qw_ptr + rn * sqn
+    else:  # column tiles of TN words, each (K/8, TN) contiguous: one block of a tile is 64 TN bytes
+        qw_cols = qw_ptr + (rn // TN) * sqt + (rn % TN) * sqn
+    # The scales (2 bytes per column and block) are too small for the asynchronous copies that
+    # prefetch the words and activations; PREFETCH loads them one block ahead instead.
+    s_next = tl.load(s_row + (first * 128 // GROUP) * ssg, mask=n_ok & (first < last), other=0.0)
+    for blk in range(first, last):
+        if PREFETCH:
+            s_blk = s_next.to(tl.float32)
+            s_next = tl.load(s_row + ((blk + 1) * 128 // GROUP) * ssg, mask=n_ok & (blk + 1 < last), other=0.0)
+        else:
+            s_blk = tl.load(s_row + (blk * 128 // GROUP) * ssg, mask=n_ok, other=0.0).to(tl.float32)
+        acc = _block(acc, a_rows, qw_cols, s_ptr, s_blk, blk, rn, n_ok, m_ok, ri, sak, sqk, ssg, ssn,
+                     GROUP, PI, PJ, BM, BN, FMA, UPCAST, ASM, CENTRED, SWAP, CHAINS)
     if SWAP:
         acc = tl.trans(acc)
     c_mask = m_ok[:, None] & n_ok[None, :]
@@ -185,10 +197,14 @@ def launch(out, a, qweight, scales, layout: str = "k16", kernel=None, **config) 
     `layout` ("k16": packing.pack_k16, "k8": int4.pack_k) x scales (K/G, N) fp16; K % 128 == 0.
     `kernel` the plain kernel with `config` given, or the autotuned one."""
     m, k = a.shape
-    n = qweight.shape[1]
+    n = scales.shape[1]
     group = k // scales.shape[0]
-    assert k % (128 * config.get("KB", 1)) == 0 and (group % 128 == 0 or 128 % group == 0), (k, group)
-    pi, pj = (1, 16) if layout == "k16" else (8, 1)
+    assert k % 128 == 0 and (group % 128 == 0 or 128 % group == 0), (k, group)
+    pi, pj = (8, 1) if layout == "k8" else (1, 16)
+    tiled = qweight.dim() == 3  # packing.tile_columns of the k16 layout: (N / TN, K / 8, TN)
+    qstrides = qweight.stride() if tiled else (0, *qweight.stride())
+    if tiled:
+        config = {**config, "TN": qweight.shape[2]}
     interp_run = interpreting()
     if kernel is None:
         kernel, config = (decode_kernel, INTERP) if interp_run else (tuned, {})
@@ -196,7 +212,7 @@ def launch(out, a, qweight, scales, layout: str = "k16", kernel=None, **config) 
     # fp32 scratch under the interpreter, rounded by torch: its fp32 -> bf16 store truncates.
     dst = torch.empty(m, n, device=a.device, dtype=torch.float32) if interp_run else out
     grid = lambda meta: (triton.cdiv(n, meta["BN"]), meta["SPLIT_K"], triton.cdiv(m, meta["BM"]))
-    kernel[grid](a, qweight, scales, dst, ws, locks, m, n, k, *a.stride(), *qweight.stride(),
+    kernel[grid](a, qweight, scales, dst, ws, locks, m, n, k, *a.stride(), *qstrides,
                  *scales.stride(), *dst.stride(), bucket(m), GROUP=group, PI=pi, PJ=pj,
                  UPCAST=interp_run, **config)
     if interp_run:
