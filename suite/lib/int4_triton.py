@@ -4,10 +4,14 @@ into bf16 MMA operands with no int-to-float conversion: 0x4300 | c is the bf16 b
 import triton
 import triton.language as tl
 
-# Per pair of words: prmt puts byte B of the first in byte 0 and byte B of the second in byte 2
-# (selector nibbles 0..3 pick from the first word, 4..7 from the second), shr brings an odd
-# nibble down, lop3 (a & b) | c (truth table 0xEA) keeps the two nibbles and ors in 0x4300 twice:
-# one bf16x2 register, the pair an MMA operand wants. Centred: minus 136 = 128 + 8 in bf16x2, exact.
+# One instance takes two words ($1, $2), the selector ($3, $4) and the shift ($5, $6) of two
+# elements (the same constants twice) and returns both elements' bf16 in one register ($0, the first
+# in the low half). prmt puts byte J // 2 of the first word in byte 0 and of the second in byte 2
+# (selector nibbles 0..3 pick from the first word, 4..7 from the second); shr brings an odd nibble
+# down; lop3 (a & b) | c (truth table 0xEA) keeps both nibbles and ors in 0x4300 twice. Each output
+# depends on its own word only, so whichever two elements Triton pairs, the values are right; where
+# it pairs K and K + 1 of an MMA operand (it does on sm_90), the register is the operand itself.
+# Centred: minus 136 = 128 + 8 in bf16x2, exact (q in -8..7).
 _UNPACK = tl.constexpr("{ .reg .b32 t; prmt.b32 t, $1, $2, $3; shr.b32 t, t, $5; "
            "lop3.b32 $0, t, 0x000F000F, 0x43004300, 0xEA; }")
 _UNPACK_CENTRED = tl.constexpr("{ .reg .b32 t, b; prmt.b32 t, $1, $2, $3; shr.b32 t, t, $5; "
