@@ -78,9 +78,6 @@ def test_k16_packing_puts_16_consecutive_k_in_each_nibble_plane():
         assert nib == int(q[1, 128 * b + 16 * j + i]) + 8
     assert (int(words[3, 0]) & 0xFFFFFFFF) == 0x33333333  # row 0: k = 16 j + 3, q = -5 stored as 3
     assert torch.equal(packing.unpack_k16(words), q)
-    tiles = packing.tile_columns(torch.arange(6 * 8, dtype=torch.int32).reshape(6, 8), 4)  # (K/8, N) = (6, 8)
-    assert tiles.shape == (2, 6, 4) and tiles.is_contiguous()
-    assert int(tiles[1, 5, 2]) == 5 * 8 + 4 + 2  # tile 1, word row 5, column 4 + 2
 
 
 @pytest.mark.parametrize("m,n,k,group,layout,config", [
@@ -93,18 +90,16 @@ def test_k16_packing_puts_16_consecutive_k_in_each_nibble_plane():
     (13, 160, 512, 128, "k16", {"BM": 16, "BN": 32, "SPLIT_K": 2, "ASM": True, "CENTRED": True}),
     (1, 96, 768, 128, "k16", {"BM": 16, "BN": 64, "SPLIT_K": 2, "ASM": True, "CENTRED": True,
                               "PREFETCH": True}),
-    (13, 256, 640, 128, "t64", {"BM": 16, "BN": 128, "SPLIT_K": 2, "ASM": True, "CENTRED": True,
-                                "PREFETCH": True}),  # column tiles narrower than a program's columns
-    (1, 128, 384, 128, "t128", {"BM": 16, "BN": 64, "SPLIT_K": 1, "PREFETCH": True}),
-    (13, 160, 384, 128, "k16", {"BM": 16, "BN": 64, "SPLIT_K": 3, "ASM": True, "CENTRED": True, "CHAINS": 2}),
+    (13, 256, 640, 128, "k16", {"BM": 16, "BN": 128, "SPLIT_K": 2, "ASM": True, "CENTRED": True,
+                                "PREFETCH": True}),
+    (1, 128, 384, 128, "k16", {"BM": 16, "BN": 64, "SPLIT_K": 1, "PREFETCH": True}),
+    (13, 160, 384, 128, "k16", {"BM": 16, "BN": 64, "SPLIT_K": 3, "ASM": True, "CENTRED": True}),
     (40, 64, 256, 128, "k16", {"BM": 64, "BN": 64, "SPLIT_K": 1, "ASM": True, "CENTRED": True, "PREFETCH": True}),
 ])
 def test_decode_kernel_matches_dequantize_then_gemm(m, n, k, group, layout, config):
     inp = R.make_inputs({"m": m, "n": n, "k": k, "group": group}, seed=m + k, device="cpu")
     want, oracle = _unfused(inp), R.reference(**inp)
     qw = inp["qweight"] if layout == "k8" else inp["qweight_k16"]
-    if layout.startswith("t"):
-        qw = packing.tile_columns(qw, int(layout[1:]))
     for _ in range(2):  # the second call checks that split-K left workspace and counters at zero
         out = torch.full((m, n), float("nan"), dtype=torch.bfloat16)
         decode.launch(out, inp["a"], qw, inp["scales"], layout=layout, kernel=decode.decode_kernel, **config)

@@ -29,9 +29,3 @@ def unpack_k16(packed: torch.Tensor) -> torch.Tensor:
     u = (words >> shifts) & 0xF  # (N, block, j, i)
     return (u - 8).to(torch.int8).reshape(n, kw * 8).contiguous()
 
-
-def tile_columns(words: torch.Tensor, tn: int) -> torch.Tensor:
-    """(K // 8, N) int32 -> (N // tn, K // 8, tn) int32: the same words with each tile of tn columns
-    contiguous, so that a program's 128-K block of a tile is one 64 tn-byte run of memory."""
-    kw, n = words.shape
-    return words.reshape(kw, n // tn, tn).permute(1, 0, 2).contiguous()

@@ -28,7 +28,7 @@ from suite.lib.triton_round import round_bf16
 @triton.jit
 def _block(acc, a_rows, qw_cols, s_ptr, s, blk, rn, n_ok, m_ok, ri, sak, sqk, ssg, ssn,
            GROUP: tl.constexpr, PI: tl.constexpr, PJ: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-           UPCAST: tl.constexpr, ASM: tl.constexpr, CENTRED: tl.constexpr, CHAINS: tl.constexpr):
+           UPCAST: tl.constexpr, ASM: tl.constexpr, CENTRED: tl.constexpr):
     """acc (BM, BN) fp32 plus the product of the 128-K block `blk`: 16 packed words per column;
     s (BN,) fp32 the block's scales when GROUP % 128 == 0."""
     tl.static_assert(ASM or UPCAST or not CENTRED, "centred weights come from the inline-PTX unpacking")
@@ -36,7 +36,6 @@ def _block(acc, a_rows, qw_cols, s_ptr, s, blk, rn, n_ok, m_ok, ri, sak, sqk, ss
     words = tl.load(qw_cols[None, :] + (blk * 16 + ri)[:, None] * sqk, mask=n_ok[None, :], other=0)
     if GROUP % 128 == 0:
         p = tl.zeros((BM, BN), dtype=tl.float32)
-        p2 = tl.zeros((BM, BN), dtype=tl.float32)  # the odd slices' chain (CHAINS == 2)
         for j in tl.static_range(8):
             a_j = tl.load(a_rows + (k0 + ri * PI + j * PJ)[None, :] * sak, mask=m_ok[:, None], other=0.0)
             if UPCAST:  # the interpreter's bf16 dot is wrong; these products are exact in fp32
@@ -47,12 +46,8 @@ def _block(acc, a_rows, qw_cols, s_ptr, s, blk, rn, n_ok, m_ok, ri, sak, sqk, ss
                 w_j = bias_bf16((words >> (4 * j)) & 0xF)
             if UPCAST:
                 p = tl.dot(a_j, w_j, acc=p, input_precision="ieee")
-            elif CHAINS == 2 and j % 2 == 1:
-                p2 = tl.dot(a_j, w_j, acc=p2)
             else:
                 p = tl.dot(a_j, w_j, acc=p)
-        if CHAINS == 2:
-            p += p2
         if CENTRED:  # the weights were q itself
             acc += p * s[None, :]
         else:  # the weights were q + 136: minus 136 rowsum(a) over the block
@@ -74,11 +69,10 @@ def _block(acc, a_rows, qw_cols, s_ptr, s, blk, rn, n_ok, m_ok, ri, sak, sqk, ss
 
 @triton.jit(do_not_specialize=["M", "M_BUCKET"])
 def decode_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
-                  sam, sak, sqt, sqk, sqn, ssg, ssn, scm, scn, M_BUCKET,
+                  sam, sak, sqk, sqn, ssg, ssn, scm, scn, M_BUCKET,
                   GROUP: tl.constexpr, PI: tl.constexpr, PJ: tl.constexpr, BM: tl.constexpr,
                   BN: tl.constexpr, SPLIT_K: tl.constexpr, UPCAST: tl.constexpr, ASM: tl.constexpr = False,
-                  CENTRED: tl.constexpr = False, PREFETCH: tl.constexpr = False, CHAINS: tl.constexpr = 1,
-                  TN: tl.constexpr = 0):
+                  CENTRED: tl.constexpr = False, PREFETCH: tl.constexpr = False):
     pid_n = tl.program_id(0)
     pid_k = tl.program_id(1)
     pid_m = tl.program_id(2)
@@ -93,10 +87,7 @@ def decode_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     a_rows = a_ptr + rm[:, None] * sam
     s_row = s_ptr + rn * ssn
-    if TN == 0:
-        qw_cols = qw_ptr + rn * sqn
-    else:  # column tiles of TN words, each (K/8, TN) contiguous: one block of a tile is 64 TN bytes
-        qw_cols = qw_ptr + (rn // TN) * sqt + (rn % TN) * sqn
+    qw_cols = qw_ptr + rn * sqn
     # The scales (2 bytes per column and block) are too small for the asynchronous copies that
     # prefetch the words and activations; PREFETCH loads them one block ahead instead.
     s_next = tl.load(s_row + (first * 128 // GROUP) * ssg, mask=n_ok & (first < last), other=0.0)
@@ -107,7 +98,7 @@ def decode_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
         else:
             s_blk = tl.load(s_row + (blk * 128 // GROUP) * ssg, mask=n_ok, other=0.0).to(tl.float32)
         acc = _block(acc, a_rows, qw_cols, s_ptr, s_blk, blk, rn, n_ok, m_ok, ri, sak, sqk, ssg, ssn,
-                     GROUP, PI, PJ, BM, BN, UPCAST, ASM, CENTRED, CHAINS)
+                     GROUP, PI, PJ, BM, BN, UPCAST, ASM, CENTRED)
     c_mask = m_ok[:, None] & n_ok[None, :]
     c_ptrs = c_ptr + rm[:, None] * scm + rn[None, :] * scn
     if SPLIT_K == 1:
@@ -134,8 +125,7 @@ FAST = {"ASM": True, "CENTRED": True, "PREFETCH": True}
 SMALL_M = [(64, 4, 4, 3), (64, 8, 4, 3), (128, 4, 4, 3), (128, 8, 4, 3), (128, 16, 4, 3), (256, 4, 4, 3),
            (256, 8, 4, 3)]
 CONFIGS = ([_cfg(16, *c, **FAST) for c in SMALL_M]
-           + [_cfg(64, bn, sp, w, st, **opts) for bn, sp, w, st in ((64, 4, 4, 3), (128, 2, 4, 3), (128, 1, 8, 3))
-              for opts in ({}, FAST)])
+           + [_cfg(64, bn, sp, w, st, **FAST) for bn, sp, w, st in ((64, 4, 4, 3), (128, 2, 4, 3), (128, 1, 8, 3))])
 INTERP = {"BM": 16, "BN": 32, "SPLIT_K": 2, **FAST}  # no autotuning under the interpreter (ASM: shifts there)
 
 
@@ -156,7 +146,7 @@ def _bench(fn, quantiles):
 
 
 # cache_results: the choice is kept on disk per key, so every case process of a run reuses it.
-tuned = triton.autotune(CONFIGS, key=["M_BUCKET", "N", "K", "GROUP", "PI", "TN"], do_bench=_bench, cache_results=True,
+tuned = triton.autotune(CONFIGS, key=["M_BUCKET", "N", "K", "GROUP", "PI"], do_bench=_bench, cache_results=True,
                         prune_configs_by={"early_config_prune": _prune})(decode_kernel)
 
 _SCRATCH: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
@@ -174,25 +164,21 @@ def scratch(m: int, n: int, device) -> tuple[torch.Tensor, torch.Tensor]:
 
 def launch(out, a, qweight, scales, layout: str = "k16", kernel=None, **config) -> None:
     """out (M,N) bf16 = a (M,K) bf16 @ W^T; W (N,K) = int4 codes of qweight (K/8, N) int32 in
-    `layout` ("k16": packing.pack_k16, "k8": int4.pack_k), or (N/TN, K/8, TN) int32 from
-    packing.tile_columns of the k16 layout, x scales (K/G, N) fp16; K % 128 == 0.
+    `layout` ("k16": packing.pack_k16, "k8": int4.pack_k) x scales (K/G, N) fp16; K % 128 == 0.
     `kernel` the plain kernel with `config` given, or the autotuned one."""
     m, k = a.shape
     n = scales.shape[1]
     group = k // scales.shape[0]
     assert k % 128 == 0 and (group % 128 == 0 or 128 % group == 0), (k, group)
     pi, pj = (8, 1) if layout == "k8" else (1, 16)
-    tiled = qweight.dim() == 3  # packing.tile_columns of the k16 layout: (N / TN, K / 8, TN)
-    qstrides = qweight.stride() if tiled else (0, *qweight.stride())
     interp_run = interpreting()
     if kernel is None:
         kernel, config = (decode_kernel, INTERP) if interp_run else (tuned, {})
-    config = {**config, "TN": qweight.shape[2] if tiled else 0}
     ws, locks = scratch(m, n, a.device)
     # fp32 scratch under the interpreter, rounded by torch: its fp32 -> bf16 store truncates.
     dst = torch.empty(m, n, device=a.device, dtype=torch.float32) if interp_run else out
     grid = lambda meta: (triton.cdiv(n, meta["BN"]), meta["SPLIT_K"], triton.cdiv(m, meta["BM"]))
-    kernel[grid](a, qweight, scales, dst, ws, locks, m, n, k, *a.stride(), *qstrides,
+    kernel[grid](a, qweight, scales, dst, ws, locks, m, n, k, *a.stride(), *qweight.stride(),
                  *scales.stride(), *dst.stride(), bucket(m), GROUP=group, PI=pi, PJ=pj,
                  UPCAST=interp_run, **config)
     if interp_run:

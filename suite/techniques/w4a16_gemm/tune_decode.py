@@ -3,7 +3,9 @@ config timed with triton.testing.do_bench (L2 cleared per repetition) on the Lla
 and 16, beside cuBLAS bf16: a table with TB/s and the ratio, and the best config per case as JSON.
 
 python3 -m suite.techniques.w4a16_gemm.tune_decode --out DIR [--budget-s 90] [--jobs 12]
-Configs are compiled first in parallel processes (Triton's disk cache), then timed in this one.
+Configs are compiled first in parallel processes (Triton's disk cache), then timed in this one;
+floors first: an empty launch and a device copy of each layer's packed weights, L2 cleared.
+--compile-only: the autotuner's CONFIGS into the disk cache (before a nightly run), nothing timed.
 --tiny: a few configs on small shapes, on the CPU under TRITON_INTERPRET=1 (a dry run of the script)."""
 from __future__ import annotations
 
@@ -19,48 +21,29 @@ import torch
 import triton
 
 from suite.techniques.w4a16_gemm import TECHNIQUE, _LLAMA
-from suite.techniques.w4a16_gemm import packing
 from suite.techniques.w4a16_gemm import reference as R
 from suite.techniques.w4a16_gemm import triton_w4a16_decode as D
 
-# (layout, BM, BN, SPLIT_K, warps, stages, ASM, CENTRED, PREFETCH, CHAINS): see triton_w4a16_decode;
-# layout "k16" (packing.pack_k16), "k8" (int4.pack_k) or "t<TN>" (k16 in column tiles of TN words).
+# (layout, BM, BN, SPLIT_K, warps, stages, ASM, CENTRED, PREFETCH): see triton_w4a16_decode; layout
+# "k16" (packing.pack_k16) or "k8" (int4.pack_k).
 BEST = [(64, 4), (64, 8), (64, 16), (128, 4), (128, 8), (128, 16), (256, 4), (256, 8)]  # (BN, SPLIT_K)
-SWEEP = ([("k16", 16, bn, sp, 4, 3, True, True, pf, 1) for bn, sp in BEST for pf in (False, True)]
-         + [("k16", 16, bn, sp, 4, 4, True, True, True, 1) for bn, sp in BEST]
-         + [(f"t{bn}", 16, bn, sp, 4, st, True, True, True, 1) for bn, sp in BEST for st in (3, 4)]
-         + [("t64", 16, bn, sp, 4, 3, True, True, True, 1) for bn, sp in ((128, 8), (128, 16), (256, 4), (256, 8))]
-         + [("k16", 16, bn, sp, 2, 4, True, True, True, 1) for bn, sp in
+SWEEP = ([("k16", 16, bn, sp, 4, 3, True, True, pf) for bn, sp in BEST for pf in (False, True)]
+         + [("k16", 16, bn, sp, 4, 4, True, True, True) for bn, sp in BEST]
+         + [("k16", 16, bn, sp, 2, 4, True, True, True) for bn, sp in
             ((32, 1), (32, 2), (32, 4), (64, 2), (64, 4), (64, 8), (128, 4), (128, 8))]
-         + [("k16", 16, bn, 8, 4, 3, True, cen, True, chains) for bn in (64, 128, 256)
-            for cen, chains in ((False, 1), (True, 2))]
-         + [("k16", 16, 128, 8, 4, 3, False, False, False, 1)])  # the kernel as it was
+         + [("k16", 16, bn, 8, 4, 3, True, False, True) for bn in (64, 128, 256)]  # row sums, not centred
+         + [("k8", 16, 128, sp, 4, 3, True, True, True) for sp in (4, 8)]
+         + [("k16", 16, 128, sp, 4, 3, False, False, False) for sp in (4, 8)])  # shifts, no inline PTX
 NIGHTLY = [("k16", c.kwargs["BM"], c.kwargs["BN"], c.kwargs["SPLIT_K"], c.num_warps, c.num_stages,
-            c.kwargs.get("ASM", False), c.kwargs.get("CENTRED", False), c.kwargs.get("PREFETCH", False),
-            c.kwargs.get("CHAINS", 1)) for c in D.CONFIGS]
-
-
-_TILED: dict[int, tuple[torch.Tensor, dict]] = {}  # id(qweight_k16) -> (qweight_k16, {layout: tiles})
-
-
-def _weights(inp: dict, layout: str) -> torch.Tensor:
-    """The packed weights of inp in `layout` (column tiles made once per input)."""
-    q = inp["qweight_k16"]
-    if layout in ("k8", "k16"):
-        return inp["qweight"] if layout == "k8" else q
-    if _TILED.get(id(q), (None,))[0] is not q:
-        _TILED.clear()  # one input at a time: the old tiles go with it
-        _TILED[id(q)] = (q, {})
-    tiles = _TILED[id(q)][1]
-    if layout not in tiles:
-        tiles[layout] = packing.tile_columns(q, int(layout[1:]))
-    return tiles[layout]
+            c.kwargs.get("ASM", False), c.kwargs.get("CENTRED", False), c.kwargs.get("PREFETCH", False))
+           for c in D.CONFIGS]
 
 
 def _call(v, out, inp):
-    layout, bm, bn, sp, w, st, asm, cen, pf, chains = v
-    D.launch(out, inp["a"], _weights(inp, layout), inp["scales"], layout=layout, kernel=D.decode_kernel, BM=bm, BN=bn,
-             SPLIT_K=sp, ASM=asm, CENTRED=cen, PREFETCH=pf, CHAINS=chains, num_warps=w, num_stages=st)
+    layout, bm, bn, sp, w, st, asm, cen, pf = v
+    D.launch(out, inp["a"], inp["qweight" if layout == "k8" else "qweight_k16"], inp["scales"], layout=layout,
+             kernel=D.decode_kernel, BM=bm, BN=bn, SPLIT_K=sp, ASM=asm, CENTRED=cen, PREFETCH=pf, num_warps=w,
+             num_stages=st)
 
 
 def _compile(variants, device: str = "cuda", n: int = 4096, k: int = 4096) -> list[str]:
@@ -109,16 +92,20 @@ def check(v, params, seeds, device: str) -> tuple[bool, float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out")
     ap.add_argument("--budget-s", type=float, default=90.0)
     ap.add_argument("--jobs", type=int, default=12)
     ap.add_argument("--tiny", action="store_true")
+    ap.add_argument("--compile-only", action="store_true", help="compile the autotuner's configs (CONFIGS) "
+                    "in parallel into Triton's disk cache, and stop")
     args = ap.parse_args()
+    if not (args.out or args.compile_only):
+        ap.error("--out is required for a sweep")
     t0 = time.time()
     dev = "cpu" if args.tiny else "cuda"
-    variants = list(dict.fromkeys(SWEEP))
+    variants = list(dict.fromkeys(NIGHTLY if args.compile_only else SWEEP))
     if args.tiny:
-        variants = [v for v in variants if v[2] in (32, 64) and v[3] in (2, 4, 8)][:3] + [SWEEP[24], SWEEP[40]]
+        variants = [v for v in variants if v[2] in (32, 64) and v[3] in (2, 4, 8)][:3] + [SWEEP[-3], SWEEP[-1]]
         failed = _compile(variants, dev, 64, 256)
     else:
         chunks = [variants[i::args.jobs] for i in range(args.jobs)]
@@ -126,14 +113,15 @@ def main() -> None:
         with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
             failed = [f for bad in pool.map(compile_fn, chunks) for f in bad]
     print(f"compiled {len(variants)} configs in {time.time() - t0:.0f} s; failed: {failed}", flush=True)
+    if args.compile_only:
+        return
     bad_v = {f.split(":")[0] for f in failed}
     variants = [v for v in variants if str(v) not in bad_v]
 
     rows, checks = [], []
-    for v in [("k16", 16, 128, 4, 4, 3, True, True, False, 1), ("k16", 16, 64, 8, 4, 3, True, True, True, 1),
-              ("t128", 16, 128, 8, 4, 3, True, True, True, 1), ("t64", 16, 256, 4, 4, 3, True, True, True, 1),
-              ("k16", 16, 32, 2, 2, 4, True, True, True, 1), ("k16", 16, 128, 8, 4, 3, True, False, True, 2),
-              ("k16", 16, 128, 4, 4, 3, False, False, False, 1)]:
+    for v in [("k16", 16, 128, 4, 4, 3, True, True, False), ("k16", 16, 64, 8, 4, 3, True, True, True),
+              ("k16", 16, 32, 2, 2, 4, True, True, True), ("k16", 16, 128, 8, 4, 3, True, False, True),
+              ("k8", 16, 128, 4, 4, 3, True, True, True), ("k16", 16, 128, 4, 4, 3, False, False, False)]:
         for m in (1, 16, 13):
             params = {"m": m, "n": 4096, "k": 4096} if m != 13 else {"m": 13, "n": 1536, "k": 14336}
             if args.tiny:
@@ -175,7 +163,7 @@ def main() -> None:
         key = f"m{r['m']}_{r['layer']}"
         if r["ok"] and (key not in best or r["us"] < best[key]["us"]):
             best[key] = r
-    print("\ncase | cuBLAS bf16 us | best us | TB/s | share of 4.25 TB/s copy | x cuBLAS | variant (layout, BM, BN, SPLIT_K, warps, stages, ASM, CENTRED, PREFETCH, CHAINS)")
+    print("\ncase | cuBLAS bf16 us | best us | TB/s | share of 4.25 TB/s copy | x cuBLAS | variant (layout, BM, BN, SPLIT_K, warps, stages, ASM, CENTRED, PREFETCH)")
     for key, r in best.items():
         print(f"{key} | {r['cublas_us']:.1f} | {r['us']:.1f} | {r['tbps']:.2f} | {r['tbps'] / 4.25:.0%} | {r['ratio']:.2f} | {r['variant']}")
     print("\nper case, the 5 fastest:")
