@@ -9,6 +9,7 @@ if str(ROOT) not in sys.path:  # streamlit puts only dashboard/ on the path
 
 import streamlit as st  # noqa: E402
 
+from dashboard import url_state  # noqa: E402
 from dashboard.data import db_url  # noqa: E402
 from db.errors import page_message  # noqa: E402
 from db.urls import ScrubFilter, mask_url  # noqa: E402
@@ -31,6 +32,7 @@ PAGES = [
 st.set_page_config(page_title="KernelWatch", layout="wide")
 page = st.navigation(PAGES)
 st.sidebar.caption(f"database: `{mask_url(db_url())}` (read-only)")
+url_state.check_names(page.url_path)
 try:
     page.run()
 except Exception as exc:  # one line in the page (no server paths, no traceback), the details in the server log

@@ -3,6 +3,7 @@ one built from every committed result file.
 
     python -m dashboard.bench_large --db /tmp/kw_1m.db [--results 1000000] [--rebuild]
     python -m dashboard.bench_large --committed --db /tmp/kw_committed.db [--rebuild]
+    python -m dashboard.bench_large --committed --postgres [ADMIN_URL]   # the same data on PostgreSQL
 
 Synthetic layout, shaped like real use: 4 hardware x 2 software versions; each night every hardware
 writes its nightly as one run per technique (5 runs a night, 100 benchmarks x 2 metrics each:
@@ -13,7 +14,8 @@ nightly also holds probe rows as the techniques write them: an exponent sweep
 (gemm_fp32_emulation_sweep, 3 schemes x 13 x 13 x 2 metrics) and a needle grid (needle_retrieval,
 4 selectors x 4 contexts x 11 depths x 2 strengths).
 Prints the load average, then per page the cold time of the queries it issues (synthetic only) and
-the time of a cold (caches cleared) AppTest run of the page.
+the time of a cold (caches cleared) AppTest run of the page. With --postgres the SQLite file is copied
+into a new database on that PostgreSQL server (dashboard.bench_pg), timed there, and the database dropped.
 """
 from __future__ import annotations
 
@@ -22,10 +24,22 @@ import json
 import os
 import random
 import sqlite3
+import subprocess
+import sys
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Optional
+
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from dashboard import bench_pg, verdict
+from dashboard.health import pairs, windows
+from db import queries as q
+from db.engine import open_db
+from db.ingest import ingest_docs
+from db.validate import load_and_validate, read_text
 
 HARDWARE = [("NVIDIA H200", "9.0"), ("NVIDIA H100 80GB HBM3", "9.0"), ("NVIDIA A100-SXM4-80GB", "8.0"), (None, None)]
 SOFTWARE = [("2.10.0+cu128", "3.5.1", "12.8"), ("2.11.0+cu130", "3.6.0", "13.0")]
@@ -34,12 +48,6 @@ PER_RUN = 200  # one technique's 100 benchmarks x (latency_ms, rel_err)
 PROTOCOLS = ("cuda-events+l2flush+graph/v2", "cuda-events+l2flush+graph/v3")
 REPEAT_EVERY = 7  # nights whose nightly runs twice at one commit
 PROBE_ROWS = 3 * 13 * 13 * 2 + 4 * 4 * 11 * 2  # a GPU nightly's probe rows, every 10th night
-
-
-def _schema(url: str) -> None:
-    from db.engine import open_db
-
-    open_db(url)
 
 
 def _envs(cur) -> list[int]:
@@ -129,7 +137,7 @@ def build(path: Path, n_results: int = 1_000_000, seed: int = 0) -> int:
     """Create the synthetic database at path (replacing it); returns the number of results."""
     for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
         p.unlink(missing_ok=True)
-    _schema(f"sqlite:///{path}")
+    open_db(f"sqlite:///{path}")  # the schema
     rng = random.Random(seed)
     con = sqlite3.connect(path)
     con.execute("PRAGMA journal_mode=WAL")
@@ -185,8 +193,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def committed_files(root: Path = ROOT / "results") -> list[Path]:
     """Every committed result file (schema 1), `.json.gz` included; raw benchmark dumps are left out."""
-    from db.validate import read_text
-
     out = []
     for p in sorted(root.rglob("*.json*")):
         if p.name.endswith((".json", ".json.gz")) and json.loads(read_text(p)).get("schema") is not None:
@@ -196,10 +202,6 @@ def committed_files(root: Path = ROOT / "results") -> list[Path]:
 
 def build_committed(path: Path, files: Optional[list[Path]] = None) -> int:
     """Create the database at path (replacing it) from the committed result files; returns its results."""
-    from db.engine import open_db
-    from db.ingest import ingest_docs
-    from db.validate import load_and_validate
-
     for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
         p.unlink(missing_ok=True)
     files = committed_files() if files is None else files
@@ -216,10 +218,6 @@ def build_committed(path: Path, files: Optional[list[Path]] = None) -> int:
 
 def time_queries(url: str) -> dict[str, float]:
     """Seconds of the uncached db.queries calls each page issues on its first load."""
-    from dashboard import verdict
-    from dashboard.health import pairs, windows
-    from db import queries as q
-
     out = {}
     t = time.perf_counter()
     runs = q.runs(url)
@@ -253,9 +251,6 @@ def time_queries(url: str) -> dict[str, float]:
 def time_apptest(url: str, pages: list[str] = PAGES) -> dict[str, tuple[float, float]]:
     """(wall, CPU) seconds of a cold (caches cleared) AppTest run of each page; CPU is the process's
     (the page runs in one script thread), which a loaded machine does not inflate as it does wall time."""
-    import streamlit as st
-    from streamlit.testing.v1 import AppTest
-
     os.environ["KWATCH_DB"] = url
     app = str(Path(__file__).resolve().parent / "app.py")
     out = {}
@@ -273,12 +268,13 @@ def time_apptest(url: str, pages: list[str] = PAGES) -> dict[str, tuple[float, f
 
 
 def detect(path: Path) -> int:
-    """Store the change points `kwatch detect` finds (what the Alerts page lists); returns how many."""
-    from ci.detect import detect as run_detect
-    from db.engine import open_db
-
-    with open_db(f"sqlite:///{path}")() as session, session.begin():
-        found = run_detect(session)
+    """Store the change points `kwatch detect` finds (what the Alerts page lists), running the command
+    as an engineer would (the dashboard does not import ci/); returns how many."""
+    out = path.with_name(path.name + ".detect.json")
+    subprocess.run([sys.executable, "-c", "from ci.cli import main; main()", "detect", "--db", f"sqlite:///{path}",
+                    "--json", str(out)], check=True, capture_output=True, text=True, cwd=ROOT)
+    found = json.loads(out.read_text())["changes"]
+    out.unlink()
     con = sqlite3.connect(path)
     con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     con.close()
@@ -303,6 +299,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--no-detect", action="store_true", help="build without running the change-point detector")
     ap.add_argument("--pages", default=",".join(PAGES), help="comma-separated pages to time")
+    ap.add_argument("--postgres", nargs="?", const=bench_pg.ADMIN, default=None, metavar="ADMIN_URL",
+                    help=f"time a PostgreSQL copy of the database, made on this server (default {bench_pg.ADMIN}) "
+                         "and dropped after")
     a = ap.parse_args(argv)
     path = Path(a.db or ("/tmp/kw_committed.db" if a.committed else "/tmp/kw_1m.db"))
     if a.rebuild or not path.exists():
@@ -313,18 +312,28 @@ def main(argv: Optional[list[str]] = None) -> None:
         if not a.no_detect:
             t = time.perf_counter()
             print(f"kwatch detect: {detect(path)} change points in {time.perf_counter() - t:.1f} s", flush=True)
-    url = f"sqlite:///{path}"
-    # One-time imports are process start-up, not page load: scipy (verdicts), and torch, which the claims
-    # registry pulls in through suite.lib.selectors (+1 s on the first Claims view after a server start).
-    from dashboard import verdict  # noqa: F401
-    import scipy.stats  # noqa: F401
+    # One-time imports are process start-up, not page load: the claims registry pulls torch in through
+    # suite.lib.selectors (+1 s on the first Claims view after a server start), so it is loaded here.
     from suite.claims.registry import all_claims
 
     all_claims()
+    pages = [p for p in a.pages.split(",") if p]
+    if a.postgres is None:
+        run(f"sqlite:///{path}", pages, not a.committed)
+        return
+    with bench_pg.twin(path, a.postgres) as url:
+        t = time.perf_counter()
+        rows = bench_pg.copy_tables(path, url)
+        print(f"copied into PostgreSQL: {rows.get('results', 0)} "
+              f"results in {time.perf_counter() - t:.1f} s", flush=True)
+        run(url, pages, not a.committed)
 
+
+def run(url: str, pages: list[str], with_queries: bool) -> None:
+    """Time the pages on url (and, with_queries, the queries alone) and print the table."""
     load = os.getloadavg()
-    qs = None if a.committed else time_queries(url)
-    ats = time_apptest(url, [p for p in a.pages.split(",") if p])
+    qs = time_queries(url) if with_queries else None
+    ats = time_apptest(url, pages)
     print(f"{os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} before, "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} after")
     print(table(ats, qs))

@@ -1,17 +1,34 @@
 """Cached access to db.queries for the pages: the URL comes from $KWATCH_DB (set by `kwatch dashboard`)."""
 from __future__ import annotations
 
-from typing import Optional
+import gc
+from contextlib import contextmanager
+from typing import Iterator, Optional
 
 import pandas as pd
 import streamlit as st
 
-from dashboard import url_state
+from dashboard import url_state, verdict
 from db import queries
 from db.engine import resolve_url
 from db.urls import mask_url
+from suite.ceilings import share_text
 
 TTL = 60  # seconds a query result is reused; new runs appear within a minute
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while a page reads and judges thousands of results: the
+    decoded JSON (10^4-10^5 lists and dicts, all alive until the verdict is done, none in a cycle) made it
+    traverse them again and again, a quarter of Health's time."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def db_url() -> str:
@@ -32,11 +49,6 @@ def catalog(url: str) -> pd.DataFrame:
 def series_points(url: str, benchmark_ids: tuple[int, ...], metric: str, hardware_keys: tuple[str, ...] = (),
                   software_keys: tuple[str, ...] = (), tier: Optional[str] = None) -> pd.DataFrame:
     return queries.series_points(url, benchmark_ids, metric, hardware_keys, software_keys, tier)
-
-
-@st.cache_data(ttl=TTL, show_spinner=False)
-def run_results(url: str, run_id: str) -> pd.DataFrame:
-    return queries.run_results(url, run_id)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
@@ -103,11 +115,25 @@ def claims(url: str) -> pd.DataFrame:
     return pd.DataFrame(ledger(url))
 
 
-@st.cache_data(ttl=TTL, show_spinner=False)
-def result_index(url: str, run_ids: tuple[str, ...]) -> pd.DataFrame:
-    return queries.result_index(url, run_ids)
+def side_results(url: str, index: pd.DataFrame, run_ids: list[str], other: pd.DataFrame) -> pd.DataFrame:
+    """The rows of one side's runs (`index`: their result_index rows; `other`: the other side's) that its
+    verdict reads (verdict.pooled_ids), in the side's run order then result id: POINT_COLUMNS."""
+    full = queries.results_by_id(url, verdict.pooled_ids(index, run_ids, other))
+    pos = full["run_id"].map({r: i for i, r in enumerate(run_ids)})
+    return full.assign(_pos=pos).sort_values(["_pos", "result_id"]).drop(columns="_pos").reset_index(drop=True)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
-def results_by_id(url: str, ids: tuple[int, ...]) -> pd.DataFrame:
-    return queries.results_by_id(url, ids)
+def compared(url: str, base_runs: tuple[str, ...], cand_runs: tuple[str, ...]) -> pd.DataFrame:
+    """verdict.compare of the baseline runs' results against the candidate runs' (several runs of a side
+    pooled per series), with each series' `share_of_ceiling`; read and judged once per pair of run sets."""
+    with gc_paused():
+        index = queries.result_index(url, set(base_runs) | set(cand_runs))
+        b_index, c_index = index[index["run_id"].isin(base_runs)], index[index["run_id"].isin(cand_runs)]
+        base = side_results(url, b_index, list(base_runs), c_index)
+        cand = side_results(url, c_index, list(cand_runs), b_index)
+        cmp = verdict.compare(base, cand)
+    shares = {k: share_text({"ceiling": c if isinstance(c, dict) else None})
+              for k, c in zip(zip(cand["technique"], cand["impl"], cand["case_id"], cand["metric"]), cand["ceiling"])}
+    return cmp.assign(share_of_ceiling=[shares.get(k, "-") for k in
+                                        zip(cmp["technique"], cmp["impl"], cmp["case_id"], cmp["metric"])])

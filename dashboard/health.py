@@ -23,7 +23,7 @@ SERIES = ["benchmark_id", "metric", "protocol"]
 def windows(runs: pd.DataFrame, tier: str) -> list[tuple[str, str, list[str], list[str]]]:
     """[(hardware, hardware_key, run ids of the latest window, run ids of up to LOOKBACK runs before it)]."""
     out = []
-    tiered = runs[runs["tier"] == tier].sort_values("started_at", ascending=False)
+    tiered = runs[runs["tier"] == tier].sort_values("started_at", ascending=False, kind="stable")
     for key, g in tiered.groupby("hardware_key", sort=False):
         newest = pd.Timestamp(g["started_at"].iloc[0])
         inside = g[pd.to_datetime(g["started_at"]) > newest - WINDOW]
@@ -71,11 +71,10 @@ def health(url: str, runs: pd.DataFrame, tier: str) -> tuple[pd.DataFrame, pd.Da
     """(counts per hardware x status, every judged series with its hardware), worst first."""
     frames = []
     for hardware, key, inside, before in windows(runs, tier):
-        index = queries.result_index(url, inside + before)
-        cand_ids, base_ids = pairs(index, inside, inside + before)
-        cand = queries.results_by_id(url, cand_ids)
-        base = queries.results_by_id(url, base_ids)
-        cmp = verdict.compare(base, cand)
+        with data.gc_paused():
+            index = queries.result_index(url, inside + before)
+            cand_ids, base_ids = pairs(index, inside, inside + before)
+            cmp = verdict.compare(queries.results_by_id(url, base_ids), queries.results_by_id(url, cand_ids))
         frames.append(cmp.assign(hardware=hardware, hardware_key=key))
     if not frames:
         return pd.DataFrame(columns=verdict.LABELS), pd.DataFrame(columns=verdict.COLUMNS + ["hardware", "hardware_key"])

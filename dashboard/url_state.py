@@ -11,6 +11,7 @@ is read too); an empty list is `?param=` where the default is not empty, else no
 from __future__ import annotations
 
 import math
+from difflib import get_close_matches
 from typing import Any, Callable, Optional, Sequence
 
 import streamlit as st
@@ -18,6 +19,18 @@ import streamlit as st
 from db.escape import md_code, md_text
 
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+# Every query parameter each page reads, by the page's URL path (Health is the root, ""); docs/dashboard.md
+# lists them. A widget a view shows only sometimes (`strength`, `page`) is still known.
+PARAMS = {
+    "": ("tier", "technique"),
+    "alerts": ("technique", "hw", "age", "state"),
+    "trends": ("technique", "case", "metric", "impl", "hw", "sw", "x", "group", "tier", "log"),
+    "compare": ("by", "baseline", "candidate", "hw", "technique", "status", "page"),
+    "numerics": ("sweep_run", "metric", "scheme", "exp_run", "sampling"),
+    "retrieval": ("needle_run", "mqar_run", "metric", "strength", "mqar_metric", "density"),
+    "claims": ("status", "measured_by", "section"),
+    "cost-model": ("prompt", "generated", "attended"),
+}
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -81,6 +94,34 @@ def notice(label: str, param: str, bad: Any, used: Any) -> str:
     return (f"The link's `{param}` = {md_code(bad, table=False)} is not one of the choices of "
             f"\"{md_text(label, 80)}\": showing {md_code(used_text if used_text not in ('', None) else '(none)', table=False)} "
             "instead.")
+
+
+def unknown_names(names: Sequence[str], known: Sequence[str]) -> list[str]:
+    """The names in `names` (a link's parameters) that are not in `known`, in link order, once each."""
+    return [n for i, n in enumerate(names) if n not in known and n not in names[:i]]
+
+
+def names_notice(unknown: Sequence[str], known: Sequence[str]) -> str:
+    """The one-line warning for link parameters a page does not read (a misspelled name), with the
+    closest known name where one is close, and the page's parameters."""
+    def one(n: str) -> str:
+        near = get_close_matches(n, known, n=1, cutoff=0.6)
+        return md_code(n, table=False) + (f" (did you mean {md_code(near[0], table=False)}?)" if near else "")
+
+    return (f"The link's parameter{'s' if len(unknown) > 1 else ''} {', '.join(one(n) for n in unknown)} "
+            f"{'are' if len(unknown) > 1 else 'is'} not read by this page and {'were' if len(unknown) > 1 else 'was'} "
+            f"dropped; its parameters: {', '.join(md_code(k, table=False) for k in known) or '(none)'}.")
+
+
+def check_names(url_path: str) -> None:
+    """Warn (one line) about the link's parameters the page at `url_path` does not read, and drop them
+    from the URL, so that a misspelled name (`?technqiue=`) is never silently ignored."""
+    known = PARAMS.get(url_path, ())
+    unknown = unknown_names(list(st.query_params.keys()), known)
+    if unknown:
+        st.warning(names_notice(unknown, known))
+        for n in unknown:
+            del st.query_params[n]
 
 
 def _raw(param: str) -> Optional[str]:

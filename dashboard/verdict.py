@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from itertools import chain
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,11 @@ def _clean(x):
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
+def _list(samples) -> list:
+    """samples as a list (a decoded list as it is: pooled ones hold 10^5 values)."""
+    return samples if isinstance(samples, list) else list(samples if samples is not None else [])
+
+
 def result_row(rec: dict) -> dict:
     """A POINT_COLUMNS record as a result-file row (what db.verdict.judge reads), its run kept beside."""
     stats = dict(rec.get("stats") or {}) if isinstance(rec.get("stats"), dict) else {}
@@ -39,7 +45,7 @@ def result_row(rec: dict) -> dict:
         stats.setdefault("protocol", rec["protocol"])
     return {"technique": rec["technique"], "impl": rec["impl"], "case": rec["case_id"], "metric": rec["metric"],
             "unit": rec["unit"], "direction": rec["direction"], "value": _clean(rec["value"]),
-            "samples": list(rec.get("samples") or []), "stats": stats, "status": rec["status"],
+            "samples": _list(rec.get("samples")), "stats": stats, "status": rec["status"],
             "error": _clean(rec.get("error")), "params": rec.get("params") if isinstance(rec.get("params"), dict) else {},
             "benchmark_id": rec["benchmark_id"], **{w: rec.get(w) for w in WHEN}}
 
@@ -62,11 +68,40 @@ def pool_runs(results: pd.DataFrame) -> pd.DataFrame:
         bad = [r for r in g if r["status"] != "ok"]
         last = dict((bad or g)[-1])
         if len(g) > 1 and not bad and metric_kind(last["metric"], last["unit"] or "") in (R.TIMING, R.THROUGHPUT):
-            pooled = [x for r in g for x in (r["samples"] or [])]
+            pooled = list(chain.from_iterable(r["samples"] or [] for r in g))
             if pooled:
                 last["samples"], last["value"] = pooled, float(np.median(pooled))
         rows.append(last)
     return pd.DataFrame(rows, columns=results.columns)
+
+
+def pooled_ids(index: pd.DataFrame, run_ids: list[str], other: pd.DataFrame) -> list[int]:
+    """The result ids of a result_index frame (one side's runs, `run_ids` in the side's order) that
+    pool_runs needs: per series its newest row (its newest failed row where one failed), and every row of
+    a timing or rate series measured ok in several runs (their samples are pooled) where the other side's
+    index `other` holds the series (same protocol, or either without one). A series the other side lacks
+    is not compared, so its samples are not read: it keeps its newest run's row."""
+    if index.empty:
+        return []
+    pos = {r: i for i, r in enumerate(run_ids)}
+    kinds = {(m, u): metric_kind(m, u or "") for m, u in set(zip(index["metric"], index["unit"]))}
+    idx = index.assign(protocol=index["protocol"].fillna(""), _pos=index["run_id"].map(pos),
+                       _bad=index["status"] != "ok",
+                       _rate=[kinds[k] in (R.TIMING, R.THROUGHPUT) for k in zip(index["metric"], index["unit"])])
+    theirs: dict = {}
+    for b, m, p in zip(other["benchmark_id"], other["metric"], other["protocol"].fillna("")):
+        theirs.setdefault((b, m), set()).add(p)
+    paired = [bool(ps) and (p in ps or p == "" or "" in ps)
+              for ps, p in zip(map(theirs.get, zip(idx["benchmark_id"], idx["metric"]), [()] * len(idx)), idx["protocol"])]
+    # pool_runs' order: by time, then the side's run order, then result id; its newest row is the last
+    idx = idx.assign(_paired=paired).sort_values(["started_at", "_pos", "result_id"], kind="stable")
+    series = ["benchmark_id", "metric", "protocol"]
+    g = idx.groupby(series, sort=False)
+    n, bad = g["result_id"].transform("size"), g["_bad"].transform("any")
+    pooled = (n > 1) & ~bad & idx["_rate"] & idx["_paired"]
+    newest = ~idx.duplicated(series, keep="last")
+    newest_bad = idx["_bad"] & ~idx[idx["_bad"]].duplicated(series, keep="last").reindex(idx.index, fill_value=True)
+    return [int(i) for i in idx.loc[pooled | (newest & ~bad) | newest_bad, "result_id"]]
 
 
 def compare(baseline: pd.DataFrame, candidate: pd.DataFrame) -> pd.DataFrame:

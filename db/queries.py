@@ -187,15 +187,18 @@ def _benchmark_ids(technique: str, param: Optional[str]):
 
 
 def result_index(url: Optional[str], run_ids: Iterable[str]) -> pd.DataFrame:
-    """Light rows (no JSON, no dates) of every result of some runs: result_id, benchmark_id, metric,
-    protocol, status, run_id."""
-    cols = ["result_id", "benchmark_id", "metric", "protocol", "status", "run_id"]
+    """Light rows (no JSON) of every result of some runs: result_id, benchmark_id, metric, unit,
+    protocol, status, run_id, started_at (the run's point in time, as in series_points)."""
+    cols = ["result_id", "benchmark_id", "metric", "unit", "protocol", "status", "run_id", "started_at"]
     run_ids = list(run_ids)
     if "results" not in tables(url) or not run_ids:
         return pd.DataFrame(columns=cols)
-    stmt = select(Result.id, Result.benchmark_id, Result.metric, Result.protocol, Result.status,
-                  Result.run_id).where(Result.run_id.in_(run_ids))
-    return _frame(url, stmt, cols)
+    stmt = (select(Result.id, Result.benchmark_id, Result.metric, Result.unit, Result.protocol, Result.status,
+                   Result.run_id).where(Result.run_id.in_(run_ids)))
+    df = _frame(url, stmt, cols[:-1])
+    # one date per run, not per result: the dates of a few runs are decoded, not thousands
+    when = _frame(url, select(Run.id, WHEN).where(Run.id.in_(run_ids)), ["run_id", "started_at"])
+    return df.merge(when, on="run_id", how="left")[cols]
 
 
 def _json(v: Any) -> Any:

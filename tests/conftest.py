@@ -68,6 +68,19 @@ def kwatch(*args: str, env: dict | None = None, cwd: Path | None = None, timeout
                           capture_output=True, text=True, env=full_env, cwd=cwd or ROOT, timeout=timeout)
 
 
+def json_from_clean_process(script: str, timeout: float = 900):
+    """The JSON a Python snippet prints on its last line, run in a fresh process with the repository on
+    its path and without TRITON_INTERPRET (compiling for sm_90 without a GPU needs that)."""
+    import json
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = str(ROOT)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def write_docs(docs, folder: Path, prefix: str = "n") -> list[str]:
     """Write result documents as `<prefix>00.json`, `<prefix>01.json`, ... in folder; their paths in order."""
     import json

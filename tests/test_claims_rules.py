@@ -181,6 +181,7 @@ def test_bands_are_two_sided_where_the_page_states_a_value():
                      "rope_fp32_angles_enough_at_100k", "rope_neox_vectorises", "rope_standalone_memory_bound",
                      "rope_fused_qkv_removes_cost", "swiglu_fused_one_pass", "prefill_last_ffn_skip_exact"}
     one_sided_ok |= {"decode_launches_are_overhead"}  # 'each launch is fixed overhead': no value
+    one_sided_ok |= {"selector_5x_dense_keeps_needles"}  # issue 19's 5x target: a floor, not a page value
     # Sparse GEMM, Monarch: 'reliably slower', 'buys it back', 'fast where ... is not', 'not for free'
     one_sided_ok |= {"sparse_moderate_unstructured_slower", "sparse_block_buys_it_back",
                      "monarch_vs_csr_same_density", "monarch_not_free_from_dense"}

@@ -61,3 +61,40 @@ def test_results_by_id_reads_what_the_full_query_reads(db_url):
     pd.testing.assert_frame_equal(fast.sort_values("result_id", ignore_index=True), full)
     assert len(fast) > 60 and fast["samples"].map(len).max() > 10 and isinstance(fast["stats"].iloc[0], dict)
     assert fast["ceiling"].map(lambda c: isinstance(c, dict)).any()
+
+
+def naive(df: pd.DataFrame) -> pd.DataFrame:
+    """df with its time zone-aware columns as naive UTC (PostgreSQL's timestamptz; SQLite stores UTC)."""
+    return df.assign(**{c: df[c].dt.tz_convert("UTC").dt.tz_localize(None) for c in df.columns
+                        if isinstance(df[c].dtype, pd.DatetimeTZDtype)})
+
+
+def test_postgres_twin_holds_the_same_rows_and_is_dropped(tmp_path):
+    """bench_large --postgres: the SQLite database copied into a new PostgreSQL database reads the same
+    through db.queries (runs, full result rows), every table is whole, and the database is gone afterwards."""
+    import pytest
+    from sqlalchemy import create_engine, text
+
+    from dashboard import bench_pg
+    from tests.conftest import PG_ADMIN, _pg_available
+
+    if _pg_available():
+        pytest.skip(_pg_available())
+    path = tmp_path / "syn.db"
+    bench_large.build(path, n_results=12_000)
+    bench_large.detect(path)
+    lite = f"sqlite:///{path}"
+    with bench_pg.twin(path, PG_ADMIN) as url:
+        rows = bench_pg.copy_tables(path, url)
+        assert rows["results"] == sqlite3.connect(path).execute("SELECT count(*) FROM results").fetchone()[0]
+        pd.testing.assert_frame_equal(naive(queries.runs(url)), queries.runs(lite))
+        ids = list(range(1, rows["results"], 97))
+        pd.testing.assert_frame_equal(naive(queries.results_by_id(url, ids)), queries.results_by_id(lite, ids))
+        lite_db = sqlite3.connect(path)
+        for t in ("benchmarks", "environments", "ci_change_points"):
+            assert rows[t] == lite_db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+        name = url.rsplit("/", 1)[1]
+    admin = create_engine(PG_ADMIN)
+    with admin.connect() as c:
+        assert c.execute(text("SELECT count(*) FROM pg_database WHERE datname = :n"), {"n": name}).scalar() == 0
+    admin.dispose()

@@ -143,6 +143,19 @@ def test_bad_link_values_warn_in_the_page(site, driver):
         assert any(bad in a and "showing" in a for a in alerts), (path, alerts)
 
 
+def test_misspelled_parameter_name_is_named_in_the_page(site, driver):
+    from selenium.webdriver.common.by import By
+
+    base, _ = site
+    driver.get(f"{base}/trends?technqiue=exp_approx")
+    wait_rendered(driver, 0)
+    notes = wait_for(lambda: [e.text for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stAlert"]')
+                              if "not read by this page" in e.text])
+    assert len(notes) == 1 and "technqiue" in notes[0] and "did you mean technique?" in notes[0], notes
+    assert "case" in notes[0] and "log" in notes[0] and "\n" not in notes[0].strip()  # the known names, one line
+    assert "technqiue" not in wait_for(lambda: query(driver) if "technique" in query(driver) else None)
+
+
 def test_health_numerics_claims_round_trip(site, driver):
     from selenium.webdriver.common.by import By
 

@@ -131,3 +131,42 @@ def test_compare_permalink_round_trip(cmp_url, monkeypatch):
     short = open_link(cmp_url, "compare", monkeypatch, {"by": "commit", "candidate": "68b2fdc", "baseline": "zzz"})
     assert short.selectbox(key="cmp_cand_commit").value.startswith("68b2fdc")
     assert any("zzz" in w.value for w in short.warning)
+
+
+def test_reading_only_the_rows_a_verdict_needs_changes_no_verdict(cmp_url):
+    """data.compared reads per series its newest row, and all rows only where several runs' samples are
+    pooled against a baseline: every verdict is the one over all rows (run_results of every run); a
+    candidate series with no baseline shows its newest run's value."""
+    import pandas as pd
+
+    from dashboard import data, verdict
+    from db import queries
+    from db.verdict import metric_kind
+
+    runs = queries.runs(cmp_url)
+
+    def of(sha: str) -> tuple:
+        return tuple(runs[runs["git_commit"].fillna("").str.startswith(sha)]["run_id"])
+
+    def every_row(run_ids) -> pd.DataFrame:
+        return pd.concat([queries.run_results(cmp_url, r) for r in run_ids], ignore_index=True)
+
+    pooled_missing = 0
+    for b, c in (("ed9c4f3", "68b2fdc"), ("68b2fdc", "ed9c4f3"), ("5c01ebd", "ed9c4f3")):
+        full = verdict.compare(every_row(of(b)), every_row(of(c))).set_index(verdict.KEY).sort_index()
+        fast = data.compared(cmp_url, of(b), of(c)).set_index(verdict.KEY).sort_index()
+        assert fast.index.equals(full.index) and len(full) > 100
+        cols = ["status", "label", "baseline", "rel_change", "p_value", "n_baseline", "n_candidate", "reason"]
+        pd.testing.assert_frame_equal(fast[cols], full[cols])
+        missing = full["status"] == "missing baseline"
+        pd.testing.assert_series_equal(fast.loc[~missing, "candidate"], full.loc[~missing, "candidate"])
+        rows = every_row(of(c)).sort_values("started_at", kind="stable")
+        rows = rows.assign(protocol=rows["protocol"].fillna(""))
+        newest = rows.drop_duplicates(verdict.KEY, keep="last").set_index(verdict.KEY)["value"]
+        timing = [metric_kind(m, u) in ("timing", "throughput") for m, u in zip(fast.index.get_level_values("metric"),
+                                                                                 fast["unit"])]
+        got = fast.loc[missing & fast["candidate"].notna() & pd.Series(timing, index=fast.index), "candidate"]
+        assert len(got) and (got == newest.reindex(got.index)).all()
+        repeats = rows.groupby(verdict.KEY).size()
+        pooled_missing += int((repeats.reindex(got.index) > 1).sum())
+    assert pooled_missing > 0  # the v3 repeats have no v3 baseline in the v2 run: their samples are not read

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.url_state import as_bool, as_number, choose, choose_many
+from dashboard.url_state import PARAMS, as_bool, as_number, choose, choose_many, names_notice, unknown_names
 from tests.conftest import ROOT
 from tests.test_dashboard_pages import APP, AppTest, ingest
 
@@ -37,6 +37,16 @@ def test_flags_and_numbers():
     assert as_number("0", 30, 1, 365, int) == (30, "0")
     assert as_number("nan", 0.5, 0, 1) == (0.5, "nan")
     assert as_number("x", 30, 1, 365, int) == (30, "x")
+
+
+def test_unknown_parameter_names_are_named_with_the_known_ones():
+    known = PARAMS["trends"]
+    assert unknown_names(["technqiue", "case", "technqiue", "zzz"], known) == ["technqiue", "zzz"]
+    assert unknown_names(["technique", "case"], known) == []
+    text = names_notice(["technqiue"], known)
+    assert "`technqiue`" in text and "did you mean `technique`?" in text
+    assert all(f"`{k}`" in text for k in known) and "\n" not in text
+    assert "did you mean" not in names_notice(["zzz"], known)
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +101,23 @@ def test_health_bad_link_value_warns_and_uses_default(cpu_url, monkeypatch):
     assert "nope" in text, text
     assert "technique" not in at.query_params
     assert at.query_params["tier"] == "nightly"  # the URL now names what is shown
+
+
+def test_misspelled_parameter_name_warns_and_is_dropped(cpu_url, monkeypatch):
+    at = open_link(cpu_url, "trends", monkeypatch, {"technqiue": "exp_approx", "case": "x"})
+    notes = [w for w in warnings(at) if "not read by this page" in w]
+    assert len(notes) == 1 and "`technqiue`" in notes[0] and "`technique`" in notes[0] and "`log`" in notes[0]
+    assert "technqiue" not in at.query_params and "technique" in at.query_params  # the view's own link
+    at = open_link(cpu_url, "health", monkeypatch, {"tier": "smoke"})
+    assert not [w for w in warnings(at) if "not read by this page" in w]
+
+
+@pytest.mark.parametrize("page,path", [("health", ""), ("alerts", "alerts"), ("trends", "trends"),
+                                       ("compare", "compare"), ("numerics", "numerics"), ("retrieval", "retrieval"),
+                                       ("claims", "claims"), ("cost_model", "cost-model")])
+def test_every_parameter_a_page_writes_is_known(cpu_url, monkeypatch, page, path):
+    at = open_link(cpu_url, page, monkeypatch, {})
+    assert set(at.query_params) <= set(PARAMS[path]), set(at.query_params) - set(PARAMS[path])
 
 
 def test_numerics_round_trip(cpu_url, monkeypatch):

@@ -44,3 +44,35 @@ def test_targets_at_8192(rows):
     # pre-split planes beat splitting in registers for x9 and x6
     assert tf("triton_bf16x9") > tf("triton_bf16x9_regsplit")
     assert tf("triton_bf16x6") > tf("triton_bf16x6_regsplit")
+
+
+def _final(name: str) -> dict:
+    from runners.resultfile import load
+
+    doc = load(H200 / name)
+    assert doc["run"]["env"]["gpu_name"] == "NVIDIA H200"
+    assert doc["run"]["git"]["commit"] and not doc["run"]["git"]["dirty"]  # a run that can back a figure
+    return {(r["impl"], r["case"], r["metric"]): r["value"] for r in doc["results"] if r["status"] == "ok"}
+
+
+def test_issue_19_targets_as_measured_at_8192():
+    """One run at 8192^3 (docs/numerics_gemm.md, "Near the limit"): x9 and x6 within cuBLAS FP32's
+    error; the speedups the issue asked for (1.45 / 2.0 / 3.8x) are not reached."""
+    v = _final("gemm_fp32_emulation_tma_8192.json")
+    base, err = v[("cublas_fp32", BIG, "tflops")], v[("cublas_fp32", BIG, "rel_err")]
+    x = {i: v[(i, BIG, "tflops")] / base for i in ("triton_bf16x9", "triton_bf16x6", "triton_bf16x3",
+                                                   "triton_bf16x9_tma", "triton_bf16x6_tma", "triton_bf16x3_tma")}
+    for i in x:
+        if "x3" not in i:
+            assert v[(i, BIG, "rel_err")] <= err
+    assert 1.35 <= max(x["triton_bf16x9"], x["triton_bf16x9_tma"]) < 1.45
+    assert 1.75 <= max(x["triton_bf16x6"], x["triton_bf16x6_tma"]) < 2.0
+    assert 3.4 <= max(x["triton_bf16x3"], x["triton_bf16x3_tma"]) < 3.8
+
+
+def test_skinny_and_k_short_shapes_beat_cublas_fp32():
+    v = _final("gemm_fp32_emulation_tma_shapes.json.gz")
+    for case in ("m16384n256k8192", "m256n16384k8192", "m8192n8192k256"):
+        base = v[("cublas_fp32", case, "tflops")]
+        for scheme, least in (("bf16x9", 1.05), ("bf16x6", 1.25), ("bf16x3", 2.1)):
+            assert v[(f"triton_{scheme}", case, "tflops")] >= least * base, (case, scheme)

@@ -81,18 +81,25 @@ def test_k16_packing_puts_16_consecutive_k_in_each_nibble_plane():
 
 
 @pytest.mark.parametrize("m,n,k,group,layout,config", [
-    (1, 96, 384, 128, "k16", {"BM": 16, "BN": 32, "SPLIT_K": 2, "FMA": False}),  # 3 steps, 2 splits
-    (13, 160, 384, 128, "k16", {"BM": 16, "BN": 64, "SPLIT_K": 4, "FMA": False}),  # a split with no step
-    (1, 96, 384, 128, "k16", {"BM": 1, "BN": 32, "SPLIT_K": 3, "FMA": True}),
-    (2, 64, 256, 128, "k16", {"BM": 1, "BN": 32, "SPLIT_K": 1, "FMA": True}),
-    (13, 160, 384, 128, "k8", {"BM": 16, "BN": 32, "SPLIT_K": 2, "FMA": False}),
-    (40, 64, 512, 64, "k16", {"BM": 16, "BN": 32, "SPLIT_K": 2, "FMA": False}),  # groups inside a step
-    (40, 64, 512, 64, "k8", {"BM": 16, "BN": 64, "SPLIT_K": 1, "FMA": False}),
+    (1, 96, 384, 128, "k16", {"BM": 16, "BN": 32, "SPLIT_K": 2}),  # 3 steps, 2 splits
+    (13, 160, 384, 128, "k16", {"BM": 16, "BN": 64, "SPLIT_K": 4}),  # a split with no step
+    (13, 160, 384, 128, "k8", {"BM": 16, "BN": 32, "SPLIT_K": 2}),
+    (40, 64, 512, 64, "k16", {"BM": 16, "BN": 32, "SPLIT_K": 2}),  # groups inside a step
+    (40, 64, 512, 64, "k8", {"BM": 16, "BN": 64, "SPLIT_K": 1}),
+    # centred weights (q itself, no row sums), two 128-K blocks per step, the swapped product
+    (13, 160, 512, 128, "k16", {"BM": 16, "BN": 32, "SPLIT_K": 2, "ASM": True, "CENTRED": True}),
+    (1, 96, 768, 128, "k16", {"BM": 16, "BN": 64, "SPLIT_K": 2, "ASM": True, "CENTRED": True,
+                              "PREFETCH": True}),
+    (13, 256, 640, 128, "k16", {"BM": 16, "BN": 128, "SPLIT_K": 2, "ASM": True, "CENTRED": True,
+                                "PREFETCH": True}),
+    (1, 128, 384, 128, "k16", {"BM": 16, "BN": 64, "SPLIT_K": 1, "PREFETCH": True}),
+    (13, 160, 384, 128, "k16", {"BM": 16, "BN": 64, "SPLIT_K": 3, "ASM": True, "CENTRED": True}),
+    (40, 64, 256, 128, "k16", {"BM": 64, "BN": 64, "SPLIT_K": 1, "ASM": True, "CENTRED": True, "PREFETCH": True}),
 ])
 def test_decode_kernel_matches_dequantize_then_gemm(m, n, k, group, layout, config):
     inp = R.make_inputs({"m": m, "n": n, "k": k, "group": group}, seed=m + k, device="cpu")
     want, oracle = _unfused(inp), R.reference(**inp)
-    qw = inp["qweight_k16"] if layout == "k16" else inp["qweight"]
+    qw = inp["qweight"] if layout == "k8" else inp["qweight_k16"]
     for _ in range(2):  # the second call checks that split-K left workspace and counters at zero
         out = torch.full((m, n), float("nan"), dtype=torch.bfloat16)
         decode.launch(out, inp["a"], qw, inp["scales"], layout=layout, kernel=decode.decode_kernel, **config)
@@ -105,10 +112,8 @@ def test_decode_kernel_matches_dequantize_then_gemm(m, n, k, group, layout, conf
 
 
 def test_decode_configs_are_pruned_by_m():
-    names = {"M_BUCKET": 1, "GROUP": 128}
-    at1 = decode._prune(decode.CONFIGS, names)
-    assert {c.kwargs["BM"] for c in at1} == {1, 16} and any(c.kwargs["FMA"] for c in at1)
-    assert {c.kwargs["BM"] for c in decode._prune(decode.CONFIGS, {**names, "GROUP": 64})} == {16}
-    assert {c.kwargs["BM"] for c in decode._prune(decode.CONFIGS, {**names, "M_BUCKET": 16})} == {16}
-    assert {c.kwargs["BM"] for c in decode._prune(decode.CONFIGS, {**names, "M_BUCKET": 64})} == {64}
+    at1 = decode._prune(decode.CONFIGS, {"M_BUCKET": 1, "GROUP": 128})
+    assert {c.kwargs["BM"] for c in at1} == {16} and all(c.kwargs["CENTRED"] for c in at1)
+    assert {c.kwargs["BM"] for c in decode._prune(decode.CONFIGS, {"M_BUCKET": 16, "GROUP": 64})} == {16}
+    assert {c.kwargs["BM"] for c in decode._prune(decode.CONFIGS, {"M_BUCKET": 64, "GROUP": 128})} == {64}
     assert [decode.bucket(m) for m in (1, 2, 16, 17, 2048)] == [1, 16, 16, 64, 64]

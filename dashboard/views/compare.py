@@ -7,7 +7,6 @@ import streamlit as st
 
 from dashboard import data, plots, url_state, verdict
 from db.escape import md_text
-from suite.ceilings import share_text
 
 PER_PAGE = 60
 st.header("Compare")
@@ -89,17 +88,11 @@ else:
                "on their samples pooled; the nightly's files of one commit are read together.")
 
 
-def results_of(run_ids: list) -> pd.DataFrame:
-    frames = [data.run_results(url, r) for r in run_ids]
-    frames = [f for f in frames if not f.empty]
-    return pd.concat(frames, ignore_index=True) if frames else data.run_results(url, run_ids[0])
-
-
-base, cand = results_of(base_runs), results_of(cand_runs)
-techniques = sorted(set(cand["technique"]))
+cmp = data.compared(url, tuple(base_runs), tuple(cand_runs))
+techniques = sorted(set(cmp["technique"]))
 chosen = url_state.multiselect("techniques (none: all)", techniques, "technique", key="cmp_tech")
 if chosen:
-    base, cand = base[base["technique"].isin(chosen)], cand[cand["technique"].isin(chosen)]
+    cmp = cmp[cmp["technique"].isin(chosen)].reset_index(drop=True)
 if set(base_runs) == set(cand_runs):
     st.warning("Baseline and candidate are the same run(s): every series is stable by construction.")
 by_id = runs.set_index("run_id")
@@ -111,11 +104,6 @@ if set(b_env["software_key"]) != set(c_env["software_key"]):
     st.info(f"Software differs: {md_text('; '.join(sorted(set(b_env['software']))))} → "
             f"{md_text('; '.join(sorted(set(c_env['software']))))}")
 
-cmp = verdict.compare(base, cand)
-shares = {k: share_text({"ceiling": c if isinstance(c, dict) else None})
-          for k, c in zip(zip(cand["technique"], cand["impl"], cand["case_id"], cand["metric"]),
-                          cand["ceiling"] if "ceiling" in cand else [None] * len(cand))}
-cmp["share_of_ceiling"] = [shares.get(k, "-") for k in zip(cmp["technique"], cmp["impl"], cmp["case_id"], cmp["metric"])]
 for (b_proto, c_proto), n in verdict.protocol_mismatches(cmp).items():
     st.info(f"{n} series have no baseline under their timing protocol: the baseline measured them under "
             f"{md_text(b_proto)}, the candidate under {md_text(c_proto)}. Two protocols are never one series, "

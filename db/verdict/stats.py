@@ -48,7 +48,11 @@ def median_ratio_ci(base: np.ndarray, cand: np.ndarray, run_cv: float = 0.0) -> 
     standard errors (the ratio-of-medians interval of Price & Bonett, 2002), each side's run-to-run
     spread `run_cv` (relative) added, which samples of one run cannot show. Deterministic and
     O(n log n), so a page over every series gives the gate's figures."""
-    b, c = np.sort(base), np.sort(cand)
+    return _ratio_ci_sorted(np.sort(base), np.sort(cand), run_cv)
+
+
+def _ratio_ci_sorted(b: np.ndarray, c: np.ndarray, run_cv: float = 0.0) -> tuple[float, float]:
+    """median_ratio_ci of samples already sorted."""
     if b[0] <= 0 or c[0] <= 0:
         return math.nan, math.nan
     mid = math.log(float(np.median(c)) / float(np.median(b)))
@@ -59,11 +63,15 @@ def median_ratio_ci(base: np.ndarray, cand: np.ndarray, run_cv: float = 0.0) -> 
 def mann_whitney_p(b: np.ndarray, c: np.ndarray) -> float:
     """Two-sided Mann-Whitney U p-value, normal approximation with tie and continuity corrections
     (scipy's method="asymptotic", vectorised: a page judges every series of a run with it)."""
-    n1, n2 = len(b), len(c)
-    bs = np.sort(b)
+    return _mann_whitney_sorted(np.sort(b), np.sort(c))
+
+
+def _mann_whitney_sorted(bs: np.ndarray, cs: np.ndarray) -> float:
+    """mann_whitney_p of samples already sorted (merged in linear time: a stable sort of two sorted runs)."""
+    n1, n2 = len(bs), len(cs)
     # U of the candidate: pairs with b < c, plus half of the ties.
-    u = (np.searchsorted(bs, c, "left").sum() + np.searchsorted(bs, c, "right").sum()) / 2.0
-    s = np.sort(np.concatenate([b, c]))
+    u = (np.searchsorted(bs, cs, "left").sum() + np.searchsorted(bs, cs, "right").sum()) / 2.0
+    s = np.sort(np.concatenate([bs, cs]), kind="stable")
     edges = np.concatenate(([True], s[1:] != s[:-1], [True]))
     ties = np.diff(np.flatnonzero(edges))  # sizes of runs of equal values
     n = n1 + n2
@@ -76,7 +84,7 @@ def mann_whitney_p(b: np.ndarray, c: np.ndarray) -> float:
 
 def finite(xs) -> np.ndarray:
     """The finite floats of a list (None and NaN dropped), as a float64 array."""
-    a = np.asarray([x for x in (xs or []) if x is not None], dtype=float)
+    a = np.asarray(xs or [], dtype=float)  # None becomes NaN, dropped with the other non-finite values
     return a[np.isfinite(a)]
 
 
@@ -98,7 +106,7 @@ def compare_samples(base, cand, direction: str, alpha: float, min_effect: float,
     A regression (improvement) needs significance, the minimum effect, and a CI that, widened by the
     protocol's run-to-run spread `run_cv`, lies wholly on the worse (better) side; stable needs the
     samples' own CI inside the band of no meaningful change, or no significance and a small change."""
-    b, c = finite(base), finite(cand)
+    b, c = np.sort(finite(base)), np.sort(finite(cand))  # sorted once for the medians, the CI and the test
     mb = float(np.median(b)) if len(b) else math.nan
     mc = float(np.median(c)) if len(c) else math.nan
     if len(b) < min_samples or len(c) < min_samples or not mb > 0:
@@ -106,12 +114,12 @@ def compare_samples(base, cand, direction: str, alpha: float, min_effect: float,
         return Comparison("insufficient", ch, worse_of(mc / mb if mb > 0 else math.nan, direction), math.nan,
                           math.nan, math.nan, len(b), len(c), mb, mc)
     change = (mc - mb) / mb
-    ratio_lo, ratio_hi = median_ratio_ci(b, c, run_cv)
+    ratio_lo, ratio_hi = _ratio_ci_sorted(b, c, run_cv)
     lo, hi = ratio_lo - 1.0, ratio_hi - 1.0
-    p = mann_whitney_p(b, c)
+    p = _mann_whitney_sorted(b, c)
     worse = worse_of(mc / mb, direction)
     w_lo, w_hi = sorted((worse_of(ratio_lo, direction), worse_of(ratio_hi, direction)))
-    own_lo, own_hi = sorted(worse_of(r, direction) for r in median_ratio_ci(b, c))
+    own_lo, own_hi = sorted(worse_of(r, direction) for r in _ratio_ci_sorted(b, c))
     significant = p < alpha
     if significant and worse >= min_effect and w_lo > 0:
         outcome = "regressed"

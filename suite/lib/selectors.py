@@ -96,6 +96,15 @@ def msa_index(q, k, block: int, density: float, rank: int = 32, proj: torch.Tens
     return topk_blocks(scores, _counts(q, k, block, density))
 
 
+def msa_fused(q, k, block: int, density: float, rank: int = 32, proj: torch.Tensor | None = None):
+    """msa_index's selection by three Triton kernels (suite/lib/msa_index_triton.py): only the
+    causal half of the token scores, never written to memory, and top-k in one pass per row."""
+    from suite.lib.msa_index_triton import msa_index_select  # lazily: triton loads only for this one
+
+    w = proj if proj is not None else index_projection(k.shape[1], q.shape[-1], rank, q.device)
+    return msa_index_select(q, k, w, block, density)
+
+
 def _by_rows(fn, nq: int, elems_per_row: int, budget: int = 1 << 28) -> torch.Tensor:
     """Block scores fn(a, e) -> (B,H,e-a,nKB) over query-block ranges, so that the token-level
     intermediate (elems_per_row per query block) stays under `budget` elements."""
@@ -169,8 +178,10 @@ def zeta_morton(q, k, block: int, density: float, window: int = 128, bits: int =
 
 # Every selector by name, in the order reports list them; a new selector is one function and one entry.
 SELECTOR_FUNCTIONS = {"exact_topk": exact_topk, "mean_pool": mean_pool, "max_pool": max_pool,
-                      "msa_index": msa_index, "dhsa_chunks": dhsa_chunks, "zeta_morton": zeta_morton}
+                      "msa_index": msa_index, "msa_fused": msa_fused, "dhsa_chunks": dhsa_chunks,
+                      "zeta_morton": zeta_morton}
 SELECTORS = tuple(SELECTOR_FUNCTIONS)
+TRITON_SELECTORS = ("msa_fused",)  # written in Triton (the rest are torch eager)
 
 
 def select(name: str, q, k, block: int, density: float):

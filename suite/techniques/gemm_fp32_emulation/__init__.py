@@ -30,6 +30,7 @@ def _dot(precision: str) -> Impl:
 
 
 _PLANES = "bf16 planes (split kernel) + one GEMM, IEEE add per K step"
+_TMA = "bf16 planes loaded by TMA descriptors + one GEMM, IEEE add per K step"
 _REGSPLIT = "fp32 tiles split into bf16 in registers"
 _CAT = "bf16 planes, each step's products as two K-concatenated dots"
 _CHAIN = "bf16 planes, one tensor-core chain over all of K"
@@ -61,6 +62,7 @@ TECHNIQUE = Technique(
         _ours("triton_bf16x6", "triton_planes_kernel", "bf16x6", _PLANES),
         _ours("triton_bf16x3", "triton_planes_kernel", "bf16x3", _PLANES),
         _ours("triton_tf32x3", "triton_planes_kernel", "tf32x3", _PLANES.replace("bf16", "tf32")),
+        *(_ours(f"triton_{s}_tma", "triton_tma_kernel", s, _TMA) for s in ("bf16x9", "bf16x6", "bf16x3")),
         _ours("triton_bf16x9_regsplit", "triton_regsplit_kernel", "bf16x9", _REGSPLIT),
         _ours("triton_bf16x6_regsplit", "triton_regsplit_kernel", "bf16x6", _REGSPLIT),
         _ours("triton_bf16x3_regsplit", "triton_regsplit_kernel", "bf16x3", _REGSPLIT),
@@ -103,7 +105,7 @@ TECHNIQUE = Technique(
     claims=("bf16_28x_fp32_gb200", "bf16x9_fp32_comparable", "bf16x9_up_to_3x",
             "bf16x6_range_lower_edge", "bf16x6_range_upper_edge", "bf16x6_as_x9_in_range"),
     # The quick smoke tier's slice (every implementation runs in smoke_full).
-    smoke=("cublas_fp32", "triton_dot_bf16x6", "triton_bf16x9", "triton_bf16x6_regsplit",
+    smoke=("cublas_fp32", "triton_dot_bf16x6", "triton_bf16x9", "triton_bf16x6_tma", "triton_bf16x6_regsplit",
            "triton_bf16x6_cat", "cublas_bf16x9_kcat", "torch_emul_bf16x9"),
 )
 

@@ -18,8 +18,8 @@ def sweep_technique(gemm: Technique) -> Technique:
         name="gemm_fp32_emulation_sweep",
         section="BF16x9 and BF16x6 — conditional correctness over exponent ranges",
         # The same implementation targets (same code, same hashes) as gemm_fp32_emulation, one kernel
-        # per scheme: the register-split, K-concatenated and chained variants sum the same products.
-        impls=tuple(i for i in gemm.impls if not i.name.endswith(("_regsplit", "_cat", "_chain"))),
+        # per scheme: the register-split, K-concatenated, chained and TMA variants sum the same products.
+        impls=tuple(i for i in gemm.impls if not i.name.endswith(("_regsplit", "_cat", "_chain", "_tma"))),
         cases=(
             _sweep("sweep_smoke", 32, "smoke", ("smoke",)),
             _sweep("sweep_coarse", 256, "coarse", ("nightly",)),

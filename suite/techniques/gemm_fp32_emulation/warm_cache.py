@@ -1,6 +1,6 @@
 """Compile every Triton kernel variant of this technique in parallel processes, filling Triton's
 on-disk cache before a run (the autotuner would otherwise compile config after config in one
-process). Usage on a GPU host: python3 -m suite.techniques.gemm_fp32_emulation.warm_cache [procs]."""
+process). Usage on a GPU host: python3 -m suite.techniques.gemm_fp32_emulation.warm_cache [procs [impl ...]]."""
 from __future__ import annotations
 
 import importlib
@@ -17,11 +17,13 @@ def configs(module, variant: dict) -> list:
     return module.configs_for(**variant) if hasattr(module, "configs_for") else module.autotune_configs()
 
 
-def tasks() -> list[tuple[str, dict, int]]:
+def tasks(impls: tuple[str, ...] = ()) -> list[tuple[str, dict, int]]:
     """(kernel module, variant args, config index) for each config of each Triton variant of the
-    technique: the variants are its implementations' args."""
+    technique (of the named implementations only, when given): the variants are its implementations' args."""
     out = []
     for impl in TECHNIQUE.impls:
+        if impls and impl.name not in impls:
+            continue
         module = importlib.import_module(impl.target.partition(":")[0])
         if hasattr(module, "compile_for"):
             out += [(module.__name__, dict(impl.args), i) for i in range(len(configs(module, impl.args)))]
@@ -42,9 +44,9 @@ def compile_one(task: tuple[str, dict, int]) -> str:
         return f"FAILED {what}: {type(exc).__name__}: {str(exc)[:200]}"
 
 
-def main(procs: int = 14) -> None:
+def main(procs: int = 14, impls: tuple[str, ...] = ()) -> None:
     t0 = time.perf_counter()
-    todo = tasks()
+    todo = tasks(impls)
     with ProcessPoolExecutor(procs, mp_context=mp.get_context("spawn")) as pool:
         for line in pool.map(compile_one, todo):
             print(line, flush=True)
@@ -52,4 +54,4 @@ def main(procs: int = 14) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 14)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 14, tuple(sys.argv[2:]))

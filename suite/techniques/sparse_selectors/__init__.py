@@ -1,5 +1,5 @@
 """Block selectors for sparse attention (page: "The primitive: top-k approximation", MSA, DHSA, ZETA)."""
-from suite.lib.selectors import SELECTORS
+from suite.lib.selectors import SELECTORS, TRITON_SELECTORS
 from suite.spec import LATENCY, REL_ERR, Case, Impl, Technique, Tolerance
 
 _PKG = "suite.techniques.sparse_selectors"
@@ -18,7 +18,9 @@ TECHNIQUE = Technique(
     reference=f"{_REF}:reference",
     make_inputs=f"{_REF}:make_inputs",
     empty_output=f"{_REF}:empty_output",
-    impls=tuple(Impl(f"torch_{n}", f"{_PKG}.mask:run", args={"selector": n}, baseline=n == "exact_topk")
+    impls=tuple(Impl(f"triton_{n}", f"{_PKG}.mask:run", args={"selector": n}, requires=("triton",))
+                if n in TRITON_SELECTORS else
+                Impl(f"torch_{n}", f"{_PKG}.mask:run", args={"selector": n}, baseline=n == "exact_topk")
                 for n in SELECTORS),
     cases=(
         _case(1024, 64, 0.25, ("smoke",), hq=4, hkv=2, d=64, seeds=2),

@@ -42,8 +42,9 @@ TECHNIQUE = Technique(
              requires=("triton",), note="the same kernel, each weight loading its own packed word "
              "(no interleaving reshape)"),
         Impl("triton_w4a16_decode", f"{_PKG}.triton_w4a16_decode:run", requires=("triton",),
-             note="decode-shaped: the (16 words x BLOCK_N) weight tile shifted into eight K = 16 "
-                  "slices (interleaved packing, made at load time), tl.dot or fp32 FMA at M = 1, "
+             note="decode-shaped: the (16 words x BLOCK_N) weight tile unpacked into eight K = 16 "
+                  "slices (interleaved packing, made at load time) by inline PTX, two centred bf16 "
+                  "weights per register (prmt, lop3, sub.bf16x2), tl.dot; scales one block ahead; "
                   "split-K by fp32 atomics; autotuned"),
         Impl("triton_dequant_cublas", f"{_PKG}.triton_unfused:run", requires=("triton",),
              note="one Triton pass writes bf16 weights (K,N), then torch.mm"),

@@ -28,3 +28,4 @@ def unpack_k16(packed: torch.Tensor) -> torch.Tensor:
     words = packed.t().reshape(n, kw // 16, 1, 16)
     u = (words >> shifts) & 0xF  # (N, block, j, i)
     return (u - 8).to(torch.int8).reshape(n, kw * 8).contiguous()
+

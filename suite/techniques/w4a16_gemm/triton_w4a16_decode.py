@@ -1,14 +1,17 @@
 """Decode-shaped W4A16 GEMM in Triton (M <= 16 is weight streaming): out (M,N) bf16 = a (M,K) bf16
 @ (q * s)^T with the int4 weights (8 per int32) unpacked in registers, never reshaped.
 
-Each program streams a (16 words x BLOCK_N) tile of packed weights per 128-K step, split-K across
+Each program streams a (16 words x BLOCK_N) tile of packed weights per 128-K block, split-K across
 programs so that every SM streams. Shifting the tile by 4 j gives the (16, BN) weights of 16 K
 (`packing.py`: contiguous K in the interleaved layout, K = 8 i + j in `pack_k`'s; the activations
-are loaded to match, so either layout works, no weight is moved between threads). Two products:
-- dot: the nibble c becomes the bf16 128 + c by one or (bit pattern 0x4300 | c), eight tl.dot of
-  K = 16 into one fp32 partial; q = c - 8, so the step's product is p - 136 rowsum(a), then times
-  the group scale (products exact; 128-K steps never straddle a group when GROUP % 128 == 0);
-- fma (M = 1): the same with fp32 128 + c (0x43000000 | c << 16) and broadcast multiply-add.
+are loaded to match, so either layout works, no weight is moved between threads), fed to eight
+tl.dot of K = 16 (M padded to 16). The nibble c becomes a bf16 with no conversion instruction:
+- ASM (`suite.lib.int4_triton.nibble_bf16`): inline PTX makes two weights per register, prmt +
+  lop3 (+ shr for odd nibbles); CENTRED also subtracts 136 in bf16x2, so the weights are q itself
+  and the block's product times the group scale is added to the accumulator;
+- otherwise 128 + c by one or (bit pattern 0x4300 | c) per weight, and the product is corrected by
+  136 rowsum(a) before the scale (q = c - 8; products exact; a 128-K block never straddles a group
+  when GROUP % 128 == 0).
 Split-K partials are fp32 atomic adds into a zeroed workspace; the last program of a tile (a
 counter) writes bf16 and zeroes the workspace and the counter for the next call: one launch."""
 from __future__ import annotations
@@ -17,15 +20,59 @@ import torch
 import triton
 import triton.language as tl
 
+from suite.lib.int4_triton import bias_bf16, nibble_bf16, nibble_fp32
 from suite.lib.interp import interpreting
 from suite.lib.triton_round import round_bf16
+
+
+@triton.jit
+def _block(acc, a_rows, qw_cols, s_ptr, s, blk, rn, n_ok, m_ok, ri, sak, sqk, ssg, ssn,
+           GROUP: tl.constexpr, PI: tl.constexpr, PJ: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+           UPCAST: tl.constexpr, ASM: tl.constexpr, CENTRED: tl.constexpr):
+    """acc (BM, BN) fp32 plus the product of the 128-K block `blk`: 16 packed words per column;
+    s (BN,) fp32 the block's scales when GROUP % 128 == 0."""
+    tl.static_assert(ASM or UPCAST or not CENTRED, "centred weights come from the inline-PTX unpacking")
+    k0 = blk * 128
+    words = tl.load(qw_cols[None, :] + (blk * 16 + ri)[:, None] * sqk, mask=n_ok[None, :], other=0)
+    if GROUP % 128 == 0:
+        p = tl.zeros((BM, BN), dtype=tl.float32)
+        for j in tl.static_range(8):
+            a_j = tl.load(a_rows + (k0 + ri * PI + j * PJ)[None, :] * sak, mask=m_ok[:, None], other=0.0)
+            if UPCAST:  # the interpreter's bf16 dot is wrong; these products are exact in fp32
+                a_j, w_j = a_j.to(tl.float32), nibble_fp32(words, j, CENTRED)
+            elif ASM:
+                w_j = nibble_bf16(words, j, CENTRED)
+            else:
+                w_j = bias_bf16((words >> (4 * j)) & 0xF)
+            if UPCAST:
+                p = tl.dot(a_j, w_j, acc=p, input_precision="ieee")
+            else:
+                p = tl.dot(a_j, w_j, acc=p)
+        if CENTRED:  # the weights were q itself
+            acc += p * s[None, :]
+        else:  # the weights were q + 136: minus 136 rowsum(a) over the block
+            a_blk = tl.load(a_rows + (k0 + tl.arange(0, 128))[None, :] * sak, mask=m_ok[:, None], other=0.0)
+            acc += (p - 136.0 * tl.sum(a_blk.to(tl.float32), 1)[:, None]) * s[None, :]
+    else:  # groups inside a block (GROUP < 128): q * s rounded to bf16 per weight, as unfused
+        for j in tl.static_range(8):
+            kk = k0 + ri * PI + j * PJ
+            a_j = tl.load(a_rows + kk[None, :] * sak, mask=m_ok[:, None], other=0.0)
+            s2 = tl.load(s_ptr + (kk // GROUP)[:, None] * ssg + rn[None, :] * ssn,
+                         mask=n_ok[None, :], other=0.0).to(tl.float32)
+            w = (((words >> (4 * j)) & 0xF) - 8).to(tl.float32) * s2
+            if UPCAST:
+                acc = tl.dot(a_j.to(tl.float32), round_bf16(w), acc=acc, input_precision="ieee")
+            else:
+                acc = tl.dot(a_j, w.to(tl.bfloat16), acc=acc)
+    return acc
 
 
 @triton.jit(do_not_specialize=["M", "M_BUCKET"])
 def decode_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
                   sam, sak, sqk, sqn, ssg, ssn, scm, scn, M_BUCKET,
                   GROUP: tl.constexpr, PI: tl.constexpr, PJ: tl.constexpr, BM: tl.constexpr,
-                  BN: tl.constexpr, SPLIT_K: tl.constexpr, FMA: tl.constexpr, UPCAST: tl.constexpr):
+                  BN: tl.constexpr, SPLIT_K: tl.constexpr, UPCAST: tl.constexpr, ASM: tl.constexpr = False,
+                  CENTRED: tl.constexpr = False, PREFETCH: tl.constexpr = False):
     pid_n = tl.program_id(0)
     pid_k = tl.program_id(1)
     pid_m = tl.program_id(2)
@@ -36,48 +83,22 @@ def decode_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
     m_ok = rm < M
     steps = K // 128
     per = tl.cdiv(steps, SPLIT_K)
+    first, last = pid_k * per, tl.minimum((pid_k + 1) * per, steps)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for step in range(pid_k * per, tl.minimum((pid_k + 1) * per, steps)):
-        k0 = step * 128
-        words = tl.load(qw_ptr + (step * 16 + ri)[:, None] * sqk + rn[None, :] * sqn,
-                        mask=n_ok[None, :], other=0)
-        a_rows = a_ptr + rm[:, None] * sam
-        if GROUP % 128 == 0:
-            s = tl.load(s_ptr + (k0 // GROUP) * ssg + rn * ssn, mask=n_ok, other=0.0).to(tl.float32)
-            a_blk = tl.load(a_rows + (k0 + tl.arange(0, 128))[None, :] * sak, mask=m_ok[:, None], other=0.0)
-            asum = tl.sum(a_blk.to(tl.float32), 1)
-            if FMA:
-                p3 = tl.zeros((BM, 16, BN), dtype=tl.float32)
-                for j in tl.static_range(8):
-                    a_j = tl.load(a_rows + (k0 + ri * PI + j * PJ)[None, :] * sak, mask=m_ok[:, None], other=0.0)
-                    if 4 * j <= 16:  # move nibble j to bits 16..19, the fp32 mantissa's units of 1 at 2^7
-                        t = (words << (16 - 4 * j)) & 0xF0000
-                    else:
-                        t = (words >> (4 * j - 16)) & 0xF0000
-                    w = (t | 0x43000000).to(tl.float32, bitcast=True)  # 128 + c, exact
-                    p3 += a_j.to(tl.float32)[:, :, None] * w[None, :, :]
-                p = tl.sum(p3, 1)
-            else:
-                p = tl.zeros((BM, BN), dtype=tl.float32)
-                for j in tl.static_range(8):
-                    a_j = tl.load(a_rows + (k0 + ri * PI + j * PJ)[None, :] * sak, mask=m_ok[:, None], other=0.0)
-                    c = (words >> (4 * j)) & 0xF
-                    if UPCAST:  # the interpreter's bf16 dot is wrong; these products are exact in fp32
-                        p = tl.dot(a_j.to(tl.float32), (c + 128).to(tl.float32), acc=p, input_precision="ieee")
-                    else:
-                        p = tl.dot(a_j, (c | 0x4300).to(tl.int16).to(tl.bfloat16, bitcast=True), acc=p)
-            acc += (p - 136.0 * asum[:, None]) * s[None, :]
-        else:  # groups inside a step (GROUP < 128): q * s rounded to bf16 per weight, as unfused
-            for j in tl.static_range(8):
-                kk = k0 + ri * PI + j * PJ
-                a_j = tl.load(a_rows + kk[None, :] * sak, mask=m_ok[:, None], other=0.0)
-                s2 = tl.load(s_ptr + (kk // GROUP)[:, None] * ssg + rn[None, :] * ssn,
-                             mask=n_ok[None, :], other=0.0).to(tl.float32)
-                w = (((words >> (4 * j)) & 0xF) - 8).to(tl.float32) * s2
-                if UPCAST:
-                    acc = tl.dot(a_j.to(tl.float32), round_bf16(w), acc=acc, input_precision="ieee")
-                else:
-                    acc = tl.dot(a_j, w.to(tl.bfloat16), acc=acc)
+    a_rows = a_ptr + rm[:, None] * sam
+    s_row = s_ptr + rn * ssn
+    qw_cols = qw_ptr + rn * sqn
+    # The scales (2 bytes per column and block) are too small for the asynchronous copies that
+    # prefetch the words and activations; PREFETCH loads them one block ahead instead.
+    s_next = tl.load(s_row + (first * 128 // GROUP) * ssg, mask=n_ok & (first < last), other=0.0)
+    for blk in range(first, last):
+        if PREFETCH:
+            s_blk = s_next.to(tl.float32)
+            s_next = tl.load(s_row + ((blk + 1) * 128 // GROUP) * ssg, mask=n_ok & (blk + 1 < last), other=0.0)
+        else:
+            s_blk = tl.load(s_row + (blk * 128 // GROUP) * ssg, mask=n_ok, other=0.0).to(tl.float32)
+        acc = _block(acc, a_rows, qw_cols, s_ptr, s_blk, blk, rn, n_ok, m_ok, ri, sak, sqk, ssg, ssn,
+                     GROUP, PI, PJ, BM, BN, UPCAST, ASM, CENTRED)
     c_mask = m_ok[:, None] & n_ok[None, :]
     c_ptrs = c_ptr + rm[:, None] * scm + rn[None, :] * scn
     if SPLIT_K == 1:
@@ -94,18 +115,18 @@ def decode_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
             tl.atomic_xchg(lock_ptr + tile, 0)
 
 
-def _cfg(bm, bn, split, warps, stages, fma=False) -> triton.Config:
-    return triton.Config({"BM": bm, "BN": bn, "SPLIT_K": split, "FMA": fma}, num_warps=warps, num_stages=stages)
+def _cfg(bm, bn, split, warps, stages, **opts) -> triton.Config:
+    return triton.Config({"BM": bm, "BN": bn, "SPLIT_K": split, **opts}, num_warps=warps, num_stages=stages)
 
 
+FAST = {"ASM": True, "CENTRED": True, "PREFETCH": True}
 # (BN, SPLIT_K, warps, stages): tile width against programs in flight; split-K fills 132 SMs where
 # N / BN alone does not (N = 4096: 32 tiles of 128).
-DOT = [(64, 4, 4, 3), (64, 8, 4, 3), (64, 16, 4, 3), (128, 2, 4, 3), (128, 4, 4, 3), (128, 8, 4, 3),
-       (128, 4, 4, 4), (128, 1, 4, 4), (256, 2, 8, 3), (256, 4, 8, 3)]
-FMA_M1 = [(64, 8, 4, 3), (128, 4, 4, 3), (128, 8, 4, 3), (256, 2, 8, 3), (256, 4, 8, 3)]
-CONFIGS = ([_cfg(16, *c) for c in DOT] + [_cfg(1, *c, fma=True) for c in FMA_M1]
-           + [_cfg(64, bn, sp, w, st) for bn, sp, w, st in ((64, 4, 4, 3), (128, 2, 4, 3), (128, 1, 8, 3))])
-INTERP = {"BM": 16, "BN": 32, "SPLIT_K": 2, "FMA": False}  # no autotuning under the interpreter
+SMALL_M = [(64, 4, 4, 3), (64, 8, 4, 3), (128, 4, 4, 3), (128, 8, 4, 3), (128, 16, 4, 3), (256, 4, 4, 3),
+           (256, 8, 4, 3)]
+CONFIGS = ([_cfg(16, *c, **FAST) for c in SMALL_M]
+           + [_cfg(64, bn, sp, w, st, **FAST) for bn, sp, w, st in ((64, 4, 4, 3), (128, 2, 4, 3), (128, 1, 8, 3))])
+INTERP = {"BM": 16, "BN": 32, "SPLIT_K": 2, **FAST}  # no autotuning under the interpreter (ASM: shifts there)
 
 
 def bucket(m: int) -> int:
@@ -114,14 +135,9 @@ def bucket(m: int) -> int:
 
 
 def _prune(configs, named_args, **kwargs):
-    """BM = 1 (fma) only at M = 1 with whole groups per step; BM = 16 up to M = 16; 64 beyond."""
-    args = {**named_args, **kwargs}
-    b, whole = args["M_BUCKET"], args["GROUP"] % 128 == 0
-    keep = [c for c in configs if (c.kwargs["BM"] == 1 and b == 1 and whole)
-            or (c.kwargs["BM"] == 16 and b <= 16) or (c.kwargs["BM"] == 64 and b == 64)]
-    return keep or configs
-
-
+    """BM = 16 up to M = 16, 64 beyond."""
+    b = {**named_args, **kwargs}["M_BUCKET"]
+    return [c for c in configs if (c.kwargs["BM"] == 16) == (b <= 16)] or configs
 
 
 def _bench(fn, quantiles):
@@ -151,10 +167,10 @@ def launch(out, a, qweight, scales, layout: str = "k16", kernel=None, **config) 
     `layout` ("k16": packing.pack_k16, "k8": int4.pack_k) x scales (K/G, N) fp16; K % 128 == 0.
     `kernel` the plain kernel with `config` given, or the autotuned one."""
     m, k = a.shape
-    n = qweight.shape[1]
+    n = scales.shape[1]
     group = k // scales.shape[0]
     assert k % 128 == 0 and (group % 128 == 0 or 128 % group == 0), (k, group)
-    pi, pj = (1, 16) if layout == "k16" else (8, 1)
+    pi, pj = (8, 1) if layout == "k8" else (1, 16)
     interp_run = interpreting()
     if kernel is None:
         kernel, config = (decode_kernel, INTERP) if interp_run else (tuned, {})

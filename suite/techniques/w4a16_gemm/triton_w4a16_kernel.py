@@ -11,6 +11,7 @@ import torch
 import triton
 import triton.language as tl
 
+from suite.lib.int4_triton import bias_bf16
 from suite.lib.interp import interpreting
 from suite.lib.triton_round import round_bf16
 
@@ -55,7 +56,7 @@ def w4a16_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
             if UPCAST:  # the interpreter's bf16 dot is wrong; these products are exact in fp32
                 p = tl.dot(a.to(tl.float32), (codes + 128).to(tl.float32), input_precision="ieee")
             else:
-                p = tl.dot(a, (codes | 0x4300).to(tl.int16).to(tl.bfloat16, bitcast=True))
+                p = tl.dot(a, bias_bf16(codes))
             acc += (p - 136.0 * tl.sum(a.to(tl.float32), 1)[:, None]) * s[None, :]
         else:
             # 0x4B000000 | c is the fp32 bit pattern of 2^23 + c: q in fp32 by one add, no I2F.

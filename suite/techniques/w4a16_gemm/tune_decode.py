@@ -3,7 +3,9 @@ config timed with triton.testing.do_bench (L2 cleared per repetition) on the Lla
 and 16, beside cuBLAS bf16: a table with TB/s and the ratio, and the best config per case as JSON.
 
 python3 -m suite.techniques.w4a16_gemm.tune_decode --out DIR [--budget-s 90] [--jobs 12]
-Configs are compiled first in parallel processes (Triton's disk cache), then timed in this one.
+Configs are compiled first in parallel processes (Triton's disk cache), then timed in this one;
+floors first: an empty launch and a device copy of each layer's packed weights, L2 cleared.
+--compile-only: the autotuner's CONFIGS into the disk cache (before a nightly run), nothing timed.
 --tiny: a few configs on small shapes, on the CPU under TRITON_INTERPRET=1 (a dry run of the script)."""
 from __future__ import annotations
 
@@ -22,23 +24,26 @@ from suite.techniques.w4a16_gemm import TECHNIQUE, _LLAMA
 from suite.techniques.w4a16_gemm import reference as R
 from suite.techniques.w4a16_gemm import triton_w4a16_decode as D
 
-# (layout, FMA, BM, BN, SPLIT_K, warps, stages)
-DOT_GRID = [(bn, sp, w, st) for bn, splits in ((32, (8, 16)), (64, (2, 4, 8, 16)), (128, (1, 2, 4, 8)),
-                                                (256, (1, 2, 4)))
-            for sp in splits for w, st in ((4, 3), (4, 5), (8, 4))]
-FMA_GRID = [(64, 8, 4, 3), (64, 16, 4, 3), (128, 4, 4, 3), (128, 8, 4, 3), (128, 16, 4, 3),
-            (256, 2, 8, 3), (256, 4, 8, 3), (256, 8, 8, 3), (128, 4, 8, 4), (256, 4, 4, 4)]
-K8_GRID = [(64, 8, 4, 3), (128, 4, 4, 3), (128, 8, 4, 3), (256, 2, 8, 3)]
-SWEEP = ([("k16", False, 16, *c) for c in DOT_GRID] + [("k16", True, 1, *c) for c in FMA_GRID]
-         + [("k8", False, 16, *c) for c in K8_GRID])
-NIGHTLY = [("k16", c.kwargs["FMA"], c.kwargs["BM"], c.kwargs["BN"], c.kwargs["SPLIT_K"], c.num_warps, c.num_stages)
+# (layout, BM, BN, SPLIT_K, warps, stages, ASM, CENTRED, PREFETCH): see triton_w4a16_decode; layout
+# "k16" (packing.pack_k16) or "k8" (int4.pack_k).
+BEST = [(64, 4), (64, 8), (64, 16), (128, 4), (128, 8), (128, 16), (256, 4), (256, 8)]  # (BN, SPLIT_K)
+SWEEP = ([("k16", 16, bn, sp, 4, 3, True, True, pf) for bn, sp in BEST for pf in (False, True)]
+         + [("k16", 16, bn, sp, 4, 4, True, True, True) for bn, sp in BEST]
+         + [("k16", 16, bn, sp, 2, 4, True, True, True) for bn, sp in
+            ((32, 1), (32, 2), (32, 4), (64, 2), (64, 4), (64, 8), (128, 4), (128, 8))]
+         + [("k16", 16, bn, 8, 4, 3, True, False, True) for bn in (64, 128, 256)]  # row sums, not centred
+         + [("k8", 16, 128, sp, 4, 3, True, True, True) for sp in (4, 8)]
+         + [("k16", 16, 128, sp, 4, 3, False, False, False) for sp in (4, 8)])  # shifts, no inline PTX
+NIGHTLY = [("k16", c.kwargs["BM"], c.kwargs["BN"], c.kwargs["SPLIT_K"], c.num_warps, c.num_stages,
+            c.kwargs.get("ASM", False), c.kwargs.get("CENTRED", False), c.kwargs.get("PREFETCH", False))
            for c in D.CONFIGS]
 
 
 def _call(v, out, inp):
-    layout, fma, bm, bn, sp, w, st = v
-    D.launch(out, inp["a"], inp["qweight_k16" if layout == "k16" else "qweight"], inp["scales"], layout=layout,
-             kernel=D.decode_kernel, BM=bm, BN=bn, SPLIT_K=sp, FMA=fma, num_warps=w, num_stages=st)
+    layout, bm, bn, sp, w, st, asm, cen, pf = v
+    D.launch(out, inp["a"], inp["qweight" if layout == "k8" else "qweight_k16"], inp["scales"], layout=layout,
+             kernel=D.decode_kernel, BM=bm, BN=bn, SPLIT_K=sp, ASM=asm, CENTRED=cen, PREFETCH=pf, num_warps=w,
+             num_stages=st)
 
 
 def _compile(variants, device: str = "cuda", n: int = 4096, k: int = 4096) -> list[str]:
@@ -87,16 +92,20 @@ def check(v, params, seeds, device: str) -> tuple[bool, float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out")
     ap.add_argument("--budget-s", type=float, default=90.0)
     ap.add_argument("--jobs", type=int, default=12)
     ap.add_argument("--tiny", action="store_true")
+    ap.add_argument("--compile-only", action="store_true", help="compile the autotuner's configs (CONFIGS) "
+                    "in parallel into Triton's disk cache, and stop")
     args = ap.parse_args()
+    if not (args.out or args.compile_only):
+        ap.error("--out is required for a sweep")
     t0 = time.time()
     dev = "cpu" if args.tiny else "cuda"
-    variants = list(dict.fromkeys(SWEEP + NIGHTLY))
+    variants = list(dict.fromkeys(NIGHTLY if args.compile_only else SWEEP))
     if args.tiny:
-        variants = [v for v in variants if v[3] in (32, 64) and v[5] == 4 and v[4] in (1, 2)]
+        variants = [v for v in variants if v[2] in (32, 64) and v[3] in (2, 4, 8)][:3] + [SWEEP[-3], SWEEP[-1]]
         failed = _compile(variants, dev, 64, 256)
     else:
         chunks = [variants[i::args.jobs] for i in range(args.jobs)]
@@ -104,22 +113,32 @@ def main() -> None:
         with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
             failed = [f for bad in pool.map(compile_fn, chunks) for f in bad]
     print(f"compiled {len(variants)} configs in {time.time() - t0:.0f} s; failed: {failed}", flush=True)
+    if args.compile_only:
+        return
     bad_v = {f.split(":")[0] for f in failed}
     variants = [v for v in variants if str(v) not in bad_v]
 
     rows, checks = [], []
-    for v in [("k16", False, 16, 128, 4, 4, 3), ("k16", True, 1, 128, 4, 4, 3), ("k8", False, 16, 128, 4, 4, 3),
-              ("k16", False, 16, 64, 1, 4, 3)]:
-        for m in (1, 16, 13) if not v[1] else (1,):
+    for v in [("k16", 16, 128, 4, 4, 3, True, True, False), ("k16", 16, 64, 8, 4, 3, True, True, True),
+              ("k16", 16, 32, 2, 2, 4, True, True, True), ("k16", 16, 128, 8, 4, 3, True, False, True),
+              ("k8", 16, 128, 4, 4, 3, True, True, True), ("k16", 16, 128, 4, 4, 3, False, False, False)]:
+        for m in (1, 16, 13):
             params = {"m": m, "n": 4096, "k": 4096} if m != 13 else {"m": 13, "n": 1536, "k": 14336}
             if args.tiny:
-                params = {**params, "n": 96, "k": 384}
+                params = {**params, "n": 256, "k": 512}
             ok, e, lo = check(v, params, (101, 202, 303), dev)
             checks.append({"variant": v, "params": params, "ok": ok, "err": e, "unfused_err": lo})
             print(f"check {v} {params}: {'ok' if ok else 'FAILED'} err {e:.3g} unfused {lo:.3g}", flush=True)
     wrong = {tuple(c["variant"]) for c in checks if not c["ok"]}
 
-    shapes = {"tiny": (64, 256)} if args.tiny else _LLAMA
+    shapes = {"tiny": (256, 256)} if args.tiny else _LLAMA
+    tiny = torch.empty(16, device=dev)
+    floors = {"empty_us": bench(tiny.zero_, dev, 10, 30) * 1e3}  # a launch, L2 cleared
+    for layer, (n, k) in shapes.items():  # device copy of the packed weights: read + write, L2 cleared
+        qw = R.make_inputs({"m": 1, "n": n, "k": k}, 0, dev)["qweight_k16"]
+        dst = torch.empty_like(qw)
+        floors[f"copy_{layer}_us"] = bench(lambda: dst.copy_(qw), dev, 10, 30) * 1e3
+    print("floors (us):", {key: round(v, 2) for key, v in floors.items()}, flush=True)
     for layer, (n, k) in shapes.items():
         for m in (1, 16):
             p = {"m": m, "n": n, "k": k}
@@ -130,12 +149,12 @@ def main() -> None:
             lo = rel_err(R.lowp_unfused(**inp), oracle)
             nbytes = TECHNIQUE.bytes(p)
             for v in variants:
-                if (v[1] and m != 1) or time.time() - t0 > args.budget_s or v in wrong:
+                if time.time() - t0 > args.budget_s or v in wrong:
                     continue
                 out.fill_(float("nan"))
                 _call(v, out, inp)
                 e = rel_err(out, oracle)
-                ms = bench(lambda: _call(v, out, inp), dev, 5, 25)
+                ms = bench(lambda: _call(v, out, inp), dev, 3, 12)
                 rows.append({"layer": layer, "m": m, "n": n, "k": k, "variant": list(v), "us": ms * 1e3,
                              "tbps": nbytes / ms / 1e9, "cublas_us": cublas * 1e3, "ratio": cublas / ms,
                              "err": e, "ok": e <= 2 * lo, "nightly_config": v in NIGHTLY})
@@ -144,7 +163,7 @@ def main() -> None:
         key = f"m{r['m']}_{r['layer']}"
         if r["ok"] and (key not in best or r["us"] < best[key]["us"]):
             best[key] = r
-    print("\ncase | cuBLAS bf16 us | best us | TB/s | share of 4.25 TB/s copy | x cuBLAS | variant (layout, FMA, BM, BN, SPLIT_K, warps, stages)")
+    print("\ncase | cuBLAS bf16 us | best us | TB/s | share of 4.25 TB/s copy | x cuBLAS | variant (layout, BM, BN, SPLIT_K, warps, stages, ASM, CENTRED, PREFETCH)")
     for key, r in best.items():
         print(f"{key} | {r['cublas_us']:.1f} | {r['us']:.1f} | {r['tbps']:.2f} | {r['tbps'] / 4.25:.0%} | {r['ratio']:.2f} | {r['variant']}")
     print("\nper case, the 5 fastest:")
@@ -155,7 +174,7 @@ def main() -> None:
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "w4a16_decode_sweep.json"), "w") as f:
         json.dump({"device": torch.cuda.get_device_name() if dev == "cuda" else "cpu", "torch": torch.__version__, "triton": triton.__version__,
-                   "compile_failures": failed, "checks": checks, "best": best, "rows": rows,
+                   "compile_failures": failed, "checks": checks, "floors": floors, "best": best, "rows": rows,
                    "seconds": time.time() - t0}, f, indent=1)
     print(f"sweep done in {time.time() - t0:.0f} s, {len(rows)} timings", flush=True)
 
