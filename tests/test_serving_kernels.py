@@ -233,3 +233,16 @@ def test_prefix_layer0_matches_the_full_prefill_and_skips_the_prefix_rows_of_lay
     saved = flops(p) - flops(p, "prefix_layer0")
     assert saved == 24 * (2 * 64 * 128 + 2 * 64 * 64 + 6 * 64 * 96) + 4 * 4 * 16 * 24 * 25 / 2
     assert position0(p, "cpu", 0)[0]["value"] == 1.0
+
+
+def test_prefill_saving_claim_takes_both_times_from_one_run():
+    from suite.techniques.prefill_skips.claims import LONGEST, saving_over_prediction
+
+    def row(impl, metric, value, run):
+        return {"impl": impl, "case": LONGEST, "metric": metric, "value": value, "device": "cuda", "run_id": run}
+
+    same = [row("torch_full", "latency_ms", 40.0, "a"), row("torch_skip_last_ffn", "latency_ms", 32.0, "a"),
+            row("torch_skip_last_ffn", "predicted_saving", 0.2, "a")]
+    assert saving_over_prediction(same)[0] == pytest.approx(1.0)
+    mixed = [row("torch_full", "latency_ms", 39.0, "b")] + same[1:]
+    assert saving_over_prediction(mixed) is None

@@ -7,15 +7,18 @@ LONGEST = "l2_1b_t32768"
 
 
 def saving_over_prediction(rows: list[dict], mode: str = "skip_last_ffn", case: str = LONGEST):
-    """(1 - t_mode / t_full) / predicted FLOP saving, at the longest prompt (GPU rows)."""
+    """(1 - t_mode / t_full) / predicted FLOP saving, at the longest prompt (GPU rows), both times from
+    one run (None while the latest full and mode rows come from different runs: a ratio of times from
+    two runs would carry their run-to-run difference)."""
     def one(impl, metric):
-        v = [r["value"] for r in rows if r["impl"] == impl and r["case"] == case and r["metric"] == metric
+        v = [r for r in rows if r["impl"] == impl and r["case"] == case and r["metric"] == metric
              and r["device"] == "cuda"]
         return v[0] if v else None
     full, skip, pred = one("torch_full", "latency_ms"), one(f"torch_{mode}", "latency_ms"), \
         one(f"torch_{mode}", "predicted_saving")
-    if None in (full, skip, pred):
+    if None in (full, skip, pred) or full["run_id"] != skip["run_id"]:
         return None
+    full, skip, pred = full["value"], skip["value"], pred["value"]
     saved = 1 - skip / full
     return saved / pred, (f"{case}: full {full:.3f} ms, {mode} {skip:.3f} ms: saved {saved:.1%} of the time, "
                           f"{pred:.1%} of the FLOPs")
