@@ -24,16 +24,19 @@ def main(argv=None) -> None:
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--key-shift", type=int, default=1,
+                    help="1: keys also see the previous token (one-hop recall); 0: plain attention")
     ap.add_argument("--resume", default=None, help="checkpoint to continue training from")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = ap.parse_args(argv)
     torch.manual_seed(0)
     g = torch.Generator(device=args.device).manual_seed(0)
     lengths = [int(x) for x in args.lengths.split(",")]
-    model = TinyLM(VOCAB, dim=args.dim).to(args.device)
+    model = TinyLM(VOCAB, dim=args.dim, key_shift=bool(args.key_shift)).to(args.device)
     start = 0
-    if args.resume:  # continue from a saved checkpoint (fresh optimiser state)
+    if args.resume:  # continue from a saved checkpoint, its own config (fresh optimiser state)
         ck = torch.load(args.resume, map_location="cpu")
+        model = TinyLM(**ck["config"]).to(args.device)
         model.load_state_dict({k: v.float() for k, v in ck["state"].items()})
         start = ck["steps"]
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.05)
