@@ -82,7 +82,8 @@ def main(argv=None) -> None:
             m = score(model, sel, ctx, n_kv, args.n, args.block, density, 0, args.device, args.chunk)
             params = {"ctx": ctx, "n_kv": n_kv, "block": args.block, "density": density,
                       "local_window": args.block if sel else None,
-                      "trained_lengths": ck["train"]["lengths"], "train_steps": ck["steps"]}
+                      "trained_lengths": ck["train"]["lengths"], "train_steps": ck["steps"],
+                      "key_shift": bool(ck["config"].get("key_shift", False))}
             case = f"ctx{ctx}" if sel is None else f"ctx{ctx}_d{round(density * 100)}"
             rows = [result_row("mqar", sel or "dense", case, k, "1" if k == "recall" else "nats",
                                "higher" if k == "recall" else "lower", value=v, params=params,
