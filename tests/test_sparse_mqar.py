@@ -1,7 +1,8 @@
 """MQAR data follows the Zoology task; the model's selector path equals dense when all is kept."""
+import pytest
 import torch
 
-from suite.techniques.mqar.data import IGNORE, N_KEYS, batch
+from suite.techniques.mqar.data import IGNORE, N_KEYS, N_VALUES, batch
 from suite.techniques.mqar.model import TinyLM
 from suite.techniques.mqar.data import VOCAB
 from suite.lib.selectors import select
@@ -17,9 +18,33 @@ def test_every_query_asks_for_the_value_bound_to_its_key():
     assert (x[:, 0:16:2] <= N_KEYS).all() and (y[:, :16] == IGNORE).all()
 
 
-def test_selector_path_with_everything_kept_equals_dense():
+def test_answers_are_never_inputs():
+    """No value token after the pairs: a value written after its query would let later queries be
+    answered by elimination (the values not answered yet) instead of by recall."""
+    x, y, q = batch(64, 256, 8, torch.Generator().manual_seed(2))
+    is_value = (x > N_KEYS) & (x <= N_KEYS + N_VALUES)
+    assert is_value[:, 1:16:2].all() and not is_value[:, 16:].any()
+    assert ((y[q] > N_KEYS) & (y[q] <= N_KEYS + N_VALUES)).all()
+
+
+def test_key_shift_lets_a_key_see_the_previous_token_only():
+    """With key_shift, changing token t-1 changes the key at t (one-hop recall); without it, it does
+    not; no key sees a later token."""
     torch.manual_seed(0)
-    model = TinyLM(VOCAB, dim=32).eval()
+    for shift in (True, False):
+        attn = TinyLM(VOCAB, dim=32, key_shift=shift).blocks[0].attn
+        h = torch.randn(1, 8, 32)
+        h2 = h.clone()
+        h2[0, 3] += 1.0
+        (k1, _), (k2, _) = attn.keys_values(h), attn.keys_values(h2)
+        moved = (k1 - k2).abs().amax(dim=(0, 1, 3)) > 1e-6
+        assert moved[3] and moved[4] == shift and not moved[5] and not moved[2]
+
+
+@pytest.mark.parametrize("key_shift", [False, True])
+def test_selector_path_with_everything_kept_equals_dense(key_shift):
+    torch.manual_seed(0)
+    model = TinyLM(VOCAB, dim=32, key_shift=key_shift).eval()
     x, _, _ = batch(2, 64, 4, torch.Generator().manual_seed(1))
     dense = model(x)
     for name in ("exact_topk", "mean_pool", "zeta_morton"):

@@ -32,14 +32,19 @@ class Attention(nn.Module):
         # previous token, so a value's key can match a query for its own key in one attention hop.
         self.k_prev = nn.Linear(dim, hkv * self.hd, bias=False) if key_shift else None
 
-    def forward(self, x: torch.Tensor, sparse=None) -> torch.Tensor:
+    def keys_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Keys (RoPE applied) and values, each (B,Hkv,S,D), of the layer input x (B,S,dim)."""
         b, s, _ = x.shape
-        q = rope(self.q(x).view(b, s, self.hq, self.hd).transpose(1, 2))
         k, v = self.kv(x).view(b, s, 2, self.hkv, self.hd).permute(2, 0, 3, 1, 4)
         if self.k_prev is not None:
             prev = nn.functional.pad(x, (0, 0, 1, 0))[:, :-1]
             k = k + self.k_prev(prev).view(b, s, self.hkv, self.hd).transpose(1, 2)
-        k = rope(k)
+        return rope(k), v
+
+    def forward(self, x: torch.Tensor, sparse=None) -> torch.Tensor:
+        b, s, _ = x.shape
+        q = rope(self.q(x).view(b, s, self.hq, self.hd).transpose(1, 2))
+        k, v = self.keys_values(x)
         mask = None
         if sparse is not None:  # (selector fn, block, density)
             fn, block, density = sparse
