@@ -60,7 +60,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt", required=True)
     ap.add_argument("--control", default=None,
-                    help="a second checkpoint scored densely only (cases ctx<N>_control), e.g. plain attention")
+                    help="a second checkpoint scored densely only (impl dense_control), e.g. plain attention")
     ap.add_argument("--out", required=True)
     ap.add_argument("--contexts", default="128,256,512,1024")
     ap.add_argument("--n", type=int, default=256)
@@ -84,7 +84,7 @@ def main(argv=None) -> None:
 
 def evaluate(rf: ResultFile, ck: dict, contexts: list[int], runs: list, suffix: str, args) -> None:
     """Rows of recall and filler loss for one checkpoint: every (selector, density) of `runs` at
-    every context; `suffix` tells a second model's cases apart within the run."""
+    every context; `suffix` on the impl names tells a second model apart within the run."""
     model = from_checkpoint(ck, args.device)
     n_kv, ihash = ck["train"]["n_kv"], module_hash(__name__)
     for ctx in contexts:
@@ -94,14 +94,14 @@ def evaluate(rf: ResultFile, ck: dict, contexts: list[int], runs: list, suffix: 
                       "local_window": args.block if sel else None,
                       "trained_lengths": ck["train"]["lengths"], "trained_length": ctx in ck["train"]["lengths"],
                       "train_steps": ck["steps"], "key_shift": bool(ck["config"].get("key_shift", False))}
-            case = (f"ctx{ctx}" if sel is None else f"ctx{ctx}_d{round(density * 100)}") + suffix
-            rows = [result_row("mqar", sel or "dense", case, k, "1" if k == "recall" else "nats",
+            case = f"ctx{ctx}" if sel is None else f"ctx{ctx}_d{round(density * 100)}"
+            rows = [result_row("mqar", (sel or "dense") + suffix, case, k, "1" if k == "recall" else "nats",
                                "higher" if k == "recall" else "lower", value=v, params=params,
                                stats={"sequences": args.n, **counts(k, v, args.n * n_kv)}, impl_version=1,
                                impl_hash=ihash)
                     for k, v in m.items()]
             rf.add(rows)
-            print(f"ctx {ctx}{suffix} {sel or 'dense':12s} density {density:.2f} recall {m['recall']:.3f} "
+            print(f"ctx {ctx} {(sel or 'dense') + suffix:13s} density {density:.2f} recall {m['recall']:.3f} "
                   f"nonquery_loss {m['nonquery_loss_nats']:.3f}", flush=True)
 
 
