@@ -26,6 +26,9 @@ def main(argv=None) -> None:
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--key-shift", type=int, default=1,
                     help="1: keys also see the previous token (one-hop recall); 0: plain attention")
+    ap.add_argument("--stages", default="",
+                    help="curriculum before the main lengths: LENxPAIRS:FRACTION,... each for that share "
+                         "of the time budget, e.g. 64x4:0.1,128x8:0.1")
     ap.add_argument("--resume", default=None, help="checkpoint to continue training from")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = ap.parse_args(argv)
@@ -40,13 +43,16 @@ def main(argv=None) -> None:
         model.load_state_dict({k: v.float() for k, v in ck["state"].items()})
         start = ck["steps"]
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.05)
+    stages = [(int(a), int(b), float(f)) for a, b, f in
+              (st.replace("x", ":").split(":") for st in args.stages.split(",") if st)]
     t0, step = time.time(), start
     while step < args.steps and time.time() - t0 < args.seconds:
         # Linear warm-up over 200 steps, then cosine decay over the time budget (to 5% of the peak).
         frac = min(1.0, (time.time() - t0) / args.seconds)
         for group in opt.param_groups:
             group["lr"] = args.lr * min(1.0, (step - start + 1) / 200) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
-        x, y, q = batch(args.batch, lengths[step % len(lengths)], args.n_kv, g, args.device)
+        length, n_kv = stage_at(frac, stages) or (lengths[step % len(lengths)], args.n_kv)
+        x, y, q = batch(args.batch, length, n_kv, g, args.device)
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=args.device.startswith("cuda")):
             logits = model(x).float()
         loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-100)
@@ -58,7 +64,7 @@ def main(argv=None) -> None:
         step += 1
         if step % 250 == 0:
             acc = (logits[q].argmax(-1) == y[q]).float().mean().item()
-            print(f"step {step} {time.time() - t0:.0f}s loss {loss.item():.3f} query_acc {acc:.3f}",
+            print(f"step {step} {time.time() - t0:.0f}s len {length} pairs {n_kv} loss {loss.item():.3f} query_acc {acc:.3f}",
                   flush=True)
         if step % 500 == 0:
             save(model, step, lengths, args)
@@ -66,11 +72,22 @@ def main(argv=None) -> None:
     print(f"saved {args.out} after {step} steps, {time.time() - t0:.0f}s")
 
 
+def stage_at(frac: float, stages: list[tuple[int, int, float]]) -> tuple[int, int] | None:
+    """(length, pairs) of the curriculum stage at this share of the time budget, None after the last."""
+    end = 0.0
+    for length, n_kv, share in stages:
+        end += share
+        if frac < end:
+            return length, n_kv
+    return None
+
+
 def save(model, step: int, lengths: list[int], args) -> None:
     """fp16 weights + config + how it was trained."""
     state = {k: v.half().cpu() for k, v in model.state_dict().items()}
     torch.save({"config": model.config, "state": state, "steps": step,
-                "train": {"lengths": lengths, "n_kv": args.n_kv, "batch": args.batch}}, args.out)
+                "train": {"lengths": lengths, "n_kv": args.n_kv, "batch": args.batch,
+                                             "stages": args.stages}}, args.out)
 
 
 if __name__ == "__main__":
