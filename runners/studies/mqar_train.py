@@ -62,7 +62,7 @@ def main(argv=None) -> None:
         (loss + ql).backward()
         opt.step()
         step += 1
-        if step % 250 == 0:
+        if step % 100 == 0:
             acc = (logits[q].argmax(-1) == y[q]).float().mean().item()
             print(f"step {step} {time.time() - t0:.0f}s len {length} pairs {n_kv} loss {loss.item():.3f} query_acc {acc:.3f}",
                   flush=True)
