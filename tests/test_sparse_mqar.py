@@ -85,3 +85,12 @@ def test_h200_mqar_run_shows_the_failure_perplexity_cannot_see():
         for sel in ("mean_pool", "msa_index", "dhsa_chunks"):
             assert val[(sel, f"ctx{ctx}_d10", "recall")] < dense_recall / 5
             assert abs(val[(sel, f"ctx{ctx}_d10", "nonquery_loss_nats")] - dense_loss) < 0.01 * dense_loss
+
+
+def test_curriculum_stages_cover_their_share_of_the_budget_then_hand_over():
+    from runners.studies.mqar_train import stage_at
+
+    stages = [(32, 4, 0.15), (128, 8, 0.1)]
+    assert [stage_at(f, stages) for f in (0.0, 0.149, 0.15, 0.249, 0.25, 1.0)] == \
+        [(32, 4), (32, 4), (128, 8), (128, 8), None, None]
+    assert stage_at(0.0, []) is None
