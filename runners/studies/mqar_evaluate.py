@@ -1,7 +1,8 @@
 """MQAR recall with dense attention and with each selector, as context grows, beside the loss on
 the non-query (filler) tokens; writes a result file (technique "mqar").
 
-    python -m runners.studies.mqar_evaluate --ckpt suite/techniques/mqar/checkpoint/mqar_tiny.pt --out mqar.json
+    python -m runners.studies.mqar_evaluate --ckpt suite/techniques/mqar/checkpoint/mqar_tiny.pt \
+        --control suite/techniques/mqar/checkpoint/mqar_no_curriculum.pt --contexts 256,512,1024,2048,4096 --out mqar.json
 """
 from __future__ import annotations
 
