@@ -12,7 +12,7 @@ CLAIMS = (
           "accuracy near 1.0 at every sequence length tried.",
           1.0, "recall", ZOOLOGY, "authors", "any", SECTION,
           Band(0.9, 1.0, "below", "'solve' -> recall 0.9 to 1 at every trained length; less is 'not "
-               "reproduced': our control trains for seconds, Zoology's for many epochs"),
+               "reproduced': ours trains for seconds, Zoology's for many epochs"),
           Selector(T, "recall", "dense", reduce="worst", params={"key_shift": False, "trained_length": True}),
           technique=T, url="https://arxiv.org/abs/2312.04927", recalled=True,
           quantity="worst dense recall over the trained lengths (256-1024 tokens, 8 pairs) of our plain "
