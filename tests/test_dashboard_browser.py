@@ -162,7 +162,9 @@ def test_mqar_recall_beside_the_loss_in_chromium(server, driver):
     time.sleep(1.0)
     for el in charts.values():
         traces = driver.execute_script("return arguments[0].data.map(t => t.name);", el)
-        assert "dense" in traces and len(traces) == 7  # dense and the six selectors
+        # dense, the six selectors, and the run's dense-only control model
+        assert set(traces) == {"dense", "dense_control", "exact_topk", "mean_pool", "max_pool", "msa_index",
+                               "dhsa_chunks", "zeta_morton"}, str(traces)
     # The trained-lengths band and its label sit inside the data's range (log axis: range in log10 units).
     lo, hi = driver.execute_script("return arguments[0]._fullLayout.xaxis.range;", charts["ret_mqar_chart"])
     assert 1.5 < lo < 2.5 and 3.5 < hi < 4.0, (lo, hi)  # contexts 256..4096 and the band 256..1024

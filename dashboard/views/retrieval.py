@@ -82,11 +82,12 @@ else:
     pts = data.with_params(data.technique_results(url, "mqar", metrics, (run_id,)))
     pts = pts[pts["status"] == "ok"]
     if "p_density" in pts and pts["p_density"].nunique() > 1:
-        # Dense rows carry density 1.0; the selectors are compared at one budget at a time.
+        # Dense rows (a run's control model too) carry density 1.0; the selectors are compared at one
+        # budget at a time.
         budgets = sorted(d for d in pts["p_density"].dropna().unique() if d < 1.0)
         density = url_state.selectbox("selector density (share of causal blocks)", budgets, "density",
                                       key="ret_mqar_density", format_func=lambda d: f"{d:.0%}")
-        pts = pts[(pts["impl"] == "dense") | (pts["p_density"] == density)]
+        pts = pts[(pts["p_density"] == 1.0) | (pts["p_density"] == density)]
     cols = st.columns(2) if loss_metrics else [st.container()]
     with cols[0]:
         st.plotly_chart(plots.inert(mqar_figure(pts[pts["metric"] == metric], metric, True)),

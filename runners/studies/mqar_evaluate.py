@@ -1,7 +1,8 @@
 """MQAR recall with dense attention and with each selector, as context grows, beside the loss on
 the non-query (filler) tokens; writes a result file (technique "mqar").
 
-    python -m runners.studies.mqar_evaluate --ckpt suite/techniques/mqar/checkpoint/mqar_tiny.pt --out mqar.json
+    python -m runners.studies.mqar_evaluate --ckpt suite/techniques/mqar/checkpoint/mqar_tiny.pt \
+        --control suite/techniques/mqar/checkpoint/mqar_no_curriculum.pt --contexts 256,512,1024,2048,4096 --out mqar.json
 """
 from __future__ import annotations
 
@@ -59,6 +60,8 @@ def counts(metric: str, value: float, queries: int) -> dict:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt", required=True)
+    ap.add_argument("--control", default=None,
+                    help="a second checkpoint scored densely only (impl dense_control), e.g. plain attention")
     ap.add_argument("--out", required=True)
     ap.add_argument("--contexts", default="128,256,512,1024")
     ap.add_argument("--n", type=int, default=256)
@@ -68,31 +71,39 @@ def main(argv=None) -> None:
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = ap.parse_args(argv)
     densities = [float(d) for d in args.densities.split(",")]
-    ck = torch.load(args.ckpt, map_location="cpu")
-    model = from_checkpoint(ck, args.device)
-    n_kv = ck["train"]["n_kv"]
-    ihash = module_hash(__name__)
+    contexts = [int(c) for c in args.contexts.split(",")]
     rf = ResultFile(args.out, new_run("nightly", "manual", git_state(str(ROOT)),
                                       fingerprint(args.device), vars(args)))
-    for ctx in (int(c) for c in args.contexts.split(",")):
-        # The Triton selectors repeat a torch selector's blocks (tests/test_msa_fused.py): no new column.
-        sels = [sel for sel in SELECTORS if sel not in TRITON_SELECTORS]
-        runs = [(None, 1.0)] + [(sel, d) for d in densities for sel in sels]
+    # The Triton selectors repeat a torch selector's blocks (tests/test_msa_fused.py): no new column.
+    sels = [sel for sel in SELECTORS if sel not in TRITON_SELECTORS]
+    runs = [(None, 1.0)] + [(sel, d) for d in densities for sel in sels]
+    evaluate(rf, torch.load(args.ckpt, map_location="cpu"), contexts, runs, "", args)
+    if args.control:
+        evaluate(rf, torch.load(args.control, map_location="cpu"), contexts, [(None, 1.0)], "_control", args)
+    rf.finish()
+
+
+def evaluate(rf: ResultFile, ck: dict, contexts: list[int], runs: list, suffix: str, args) -> None:
+    """Rows of recall and filler loss for one checkpoint: every (selector, density) of `runs` at
+    every context; `suffix` on the impl names tells a second model apart within the run."""
+    model = from_checkpoint(ck, args.device)
+    n_kv, ihash = ck["train"]["n_kv"], module_hash(__name__)
+    for ctx in contexts:
         for sel, density in runs:
             m = score(model, sel, ctx, n_kv, args.n, args.block, density, 0, args.device, args.chunk)
             params = {"ctx": ctx, "n_kv": n_kv, "block": args.block, "density": density,
                       "local_window": args.block if sel else None,
-                      "trained_lengths": ck["train"]["lengths"], "train_steps": ck["steps"]}
+                      "trained_lengths": ck["train"]["lengths"], "trained_length": ctx in ck["train"]["lengths"],
+                      "train_steps": ck["steps"], "key_shift": bool(ck["config"].get("key_shift", False))}
             case = f"ctx{ctx}" if sel is None else f"ctx{ctx}_d{round(density * 100)}"
-            rows = [result_row("mqar", sel or "dense", case, k, "1" if k == "recall" else "nats",
+            rows = [result_row("mqar", (sel or "dense") + suffix, case, k, "1" if k == "recall" else "nats",
                                "higher" if k == "recall" else "lower", value=v, params=params,
                                stats={"sequences": args.n, **counts(k, v, args.n * n_kv)}, impl_version=1,
                                impl_hash=ihash)
                     for k, v in m.items()]
             rf.add(rows)
-            print(f"ctx {ctx} {sel or 'dense':12s} density {density:.2f} recall {m['recall']:.3f} "
+            print(f"ctx {ctx} {(sel or 'dense') + suffix:13s} density {density:.2f} recall {m['recall']:.3f} "
                   f"nonquery_loss {m['nonquery_loss_nats']:.3f}", flush=True)
-    rf.finish()
 
 
 if __name__ == "__main__":

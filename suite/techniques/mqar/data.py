@@ -49,16 +49,18 @@ def batch(n: int, length: int, n_kv: int, generator: torch.Generator, device="cp
     x[:, 0:2 * n_kv:2], x[:, 1:2 * n_kv:2] = keys, vals
     f0 = 1 + N_KEYS + N_VALUES
     x[:, 2 * n_kv:] = f0 + filler(n, length - 2 * n_kv, g)
-    # Queries: each key once, at distinct even offsets of the filler region, value right after.
+    # Queries: each key once, at distinct even offsets of the filler region. The answer is the
+    # target only, never an input: a value written after its query would let later queries be
+    # answered by elimination (the values not yet answered) instead of by recall.
     slots = (length - 2 * n_kv) // 2 - 1
     pos = 2 * n_kv + 2 * torch.argsort(torch.rand(n, slots, generator=g, device=dev), dim=1)[:, :n_kv]
     rows = torch.arange(n, device=dev)[:, None]
-    x[rows, pos], x[rows, pos + 1] = keys, vals
+    x[rows, pos] = keys
     y = torch.full_like(x, IGNORE)
     y[:, :-1] = x[:, 1:]
     y[:, : 2 * n_kv] = IGNORE  # the pairs themselves are unpredictable
     is_query = torch.zeros_like(x, dtype=torch.bool)
     is_query[rows, pos] = True
-    y[rows, pos + 1] = IGNORE  # what follows a value is not the filler rule
-    y[rows, pos - 1] = IGNORE  # nor is a key predictable from the filler before it
+    y[rows, pos] = vals
+    y[rows, pos - 1] = IGNORE  # a key is not predictable from the filler before it
     return x.to(device), y.to(device), is_query.to(device)

@@ -22,18 +22,29 @@ def rope(x: torch.Tensor) -> torch.Tensor:
 
 
 class Attention(nn.Module):
-    def __init__(self, dim: int, hq: int, hkv: int):
+    def __init__(self, dim: int, hq: int, hkv: int, key_shift: bool = False):
         super().__init__()
         self.hq, self.hkv, self.hd = hq, hkv, dim // hq
         self.q = nn.Linear(dim, dim, bias=False)
         self.kv = nn.Linear(dim, 2 * hkv * self.hd, bias=False)
         self.o = nn.Linear(dim, dim, bias=False)
+        # Key shift (H3's shift SSM, Fu et al. 2023, reduced to one tap): each key also sees the
+        # previous token, so a value's key can match a query for its own key in one attention hop.
+        self.k_prev = nn.Linear(dim, hkv * self.hd, bias=False) if key_shift else None
+
+    def keys_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Keys (RoPE applied) and values, each (B,Hkv,S,D), of the layer input x (B,S,dim)."""
+        b, s, _ = x.shape
+        k, v = self.kv(x).view(b, s, 2, self.hkv, self.hd).permute(2, 0, 3, 1, 4)
+        if self.k_prev is not None:
+            prev = nn.functional.pad(x, (0, 0, 1, 0))[:, :-1]
+            k = k + self.k_prev(prev).view(b, s, self.hkv, self.hd).transpose(1, 2)
+        return rope(k), v
 
     def forward(self, x: torch.Tensor, sparse=None) -> torch.Tensor:
         b, s, _ = x.shape
         q = rope(self.q(x).view(b, s, self.hq, self.hd).transpose(1, 2))
-        k, v = self.kv(x).view(b, s, 2, self.hkv, self.hd).permute(2, 0, 3, 1, 4)
-        k = rope(k)
+        k, v = self.keys_values(x)
         mask = None
         if sparse is not None:  # (selector fn, block, density)
             fn, block, density = sparse
@@ -50,10 +61,10 @@ class Attention(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, dim: int, hq: int, hkv: int):
+    def __init__(self, dim: int, hq: int, hkv: int, key_shift: bool = False):
         super().__init__()
         self.n1, self.n2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
-        self.attn = Attention(dim, hq, hkv)
+        self.attn = Attention(dim, hq, hkv, key_shift)
         self.mlp = nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim))
 
     def forward(self, x, sparse=None):
@@ -64,12 +75,14 @@ class Block(nn.Module):
 class TinyLM(nn.Module):
     """Embedding, `layers` attention blocks, tied output head: logits (B,S,vocab)."""
 
-    def __init__(self, vocab: int, dim: int = 64, layers: int = 2, hq: int = 4, hkv: int = 2):
+    def __init__(self, vocab: int, dim: int = 64, layers: int = 2, hq: int = 4, hkv: int = 2,
+                 key_shift: bool = False):
         super().__init__()
-        self.config = {"vocab": vocab, "dim": dim, "layers": layers, "hq": hq, "hkv": hkv}
+        self.config = {"vocab": vocab, "dim": dim, "layers": layers, "hq": hq, "hkv": hkv,
+                       "key_shift": key_shift}
         self.emb = nn.Embedding(vocab, dim)
         nn.init.normal_(self.emb.weight, std=1 / math.sqrt(dim))
-        self.blocks = nn.ModuleList(Block(dim, hq, hkv) for _ in range(layers))
+        self.blocks = nn.ModuleList(Block(dim, hq, hkv, key_shift) for _ in range(layers))
         self.norm = nn.LayerNorm(dim)
 
     def forward(self, x: torch.Tensor, sparse=None) -> torch.Tensor:

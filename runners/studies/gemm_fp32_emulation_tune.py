@@ -3,7 +3,7 @@
 against the fp64 oracle on fresh inputs (ragged 1000 x 1000 x 1024 and the timed operands) before it is
 timed with triton.testing.do_bench; the split pass timed on its own.
 
-python3 -m suite.techniques.gemm_fp32_emulation.tune --out DIR [--budget-s 85] [--jobs 12] [--n 8192]
+python3 -m runners.studies.gemm_fp32_emulation_tune --out DIR [--budget-s 85] [--jobs 12] [--n 8192]
 Writes DIR/gemm_fp32_emulation_tune.json as it goes."""
 from __future__ import annotations
 
