@@ -10,9 +10,13 @@ before them since the series' last change (the reference). An alert when both ho
   median-based spread, grows with a minority level or with outlying nights.
 - noisy floor: when the reference is too noisy for a TARGET_STEP change (its base resolution r, the
   smallest step the two rules above find within confirm - 1 nights, is above TARGET_STEP x
-  (1 + floor_margin)), the median must also have moved by at least noisy_floor x r: a series the report calls too noisy alarms only on
-  a change at least as large as the step its own nights resolve. Its resolution (resolution_of) is the
-  step it shows with the floor, so the figure the report names is the detector's.
+  (1 + floor_margin)), the median must also have moved by at least noisy_floor x r, and the reference
+  must hold at least noisy_ref nights: a series the report calls too noisy alarms only on a change at
+  least as large as the step its own nights resolve, and only once it has enough nights that even
+  outlying nights or a level it has not shown yet alarm rarely (the rank rule's bound; a reference of
+  15 quiet nights followed by 3 outlying ones cannot be told from a real change by any spread of
+  those 15). Its resolution (resolution_of) is the step it shows with the floor, so the figure the
+  report names is the detector's.
 The change is placed at A's first night and the reference restarts there, so one change alerts once,
 on its `confirm`-th night (a delay of confirm - 1 nights), and never later from the same nights.
 """
@@ -37,6 +41,10 @@ class DetectorSettings:
     kappa: float = 1.0  # the size rule's multiple of the reference's standard deviation (log scale)
     noisy_floor: float = 1.0  # a too-noisy reference's minimum change, in multiples of its base resolution
     floor_margin: float = 0.1  # the floor applies when the base resolution exceeds TARGET_STEP x (1 + this)
+    # a too-noisy reference (the floor applies) alarms only from this many nights on: by the rank rule
+    # alone, exchangeable noise of any shape alarms at some night m >= M with probability at most
+    # sum 1 / C(m+3, 3) = 3 / ((M+1)(M+2)), 0.3% at M = 30 (1.1% at 15)
+    noisy_ref: int = 30
 
     @property
     def min_nights(self) -> int:
@@ -77,7 +85,8 @@ def night_rule(logs: np.ndarray, base: int, n: int, s: DetectorSettings) -> Chan
     thr = _threshold(ref, s)
     if not ((a.min() > hist.max() and shift >= thr) or (a.max() < hist.min() and -shift >= thr)):
         return None
-    if abs(shift) < _floor(hist, s):
+    floor = _floor(hist, s)
+    if floor and (len(hist) < s.noisy_ref or abs(shift) < floor):
         return None
     before, after = math.exp(float(np.median(ref))), math.exp(float(np.median(a)))
     return Change(k, before, after, after / before - 1.0)
