@@ -109,11 +109,17 @@ def online_changes(values: list[float], s: DetectorSettings = DetectorSettings()
     return out
 
 
+def noisy(base_resolution: float, s: DetectorSettings) -> bool:
+    """Whether a reference of this base resolution (the step the rank and size rules find) is too noisy
+    for a TARGET_STEP change: the one predicate of the noisy floor, noisy_ref and the report's warning."""
+    return base_resolution > TARGET_STEP * (1 + s.floor_margin)
+
+
 def _floor(hist: np.ndarray, s: DetectorSettings) -> float:
     """The noisy floor (log scale) of a rank reference `hist` (logs): noisy_floor x its base resolution
-    when that is above TARGET_STEP x (1 + floor_margin), else 0."""
+    when that reference is too noisy (noisy), else 0."""
     r = _resolution(hist, s, 0.0)
-    return math.log1p(s.noisy_floor * r) if r > TARGET_STEP * (1 + s.floor_margin) else 0.0
+    return math.log1p(s.noisy_floor * r) if noisy(r, s) else 0.0
 
 
 def _resolution(logs: np.ndarray, s: DetectorSettings, floor: float, recall: float = 0.95,
@@ -141,10 +147,19 @@ def _resolution(logs: np.ndarray, s: DetectorSettings, floor: float, recall: flo
     return hi
 
 
+def judged(values: list[float], s: DetectorSettings = DetectorSettings()) -> tuple[float, bool]:
+    """Of a reference `values` (positive, its last `history` nights): its resolution (resolution_of) and
+    whether the detector judges it too noisy (noisy: the floor and noisy_ref apply), from one
+    computation on the same nights the detector's rank rule sees."""
+    logs = np.log(np.asarray(values, dtype=float))[-s.history:]
+    floor = _floor(logs, s)
+    return _resolution(logs, s, floor), floor > 0
+
+
 def resolution_of(values: list[float], s: DetectorSettings = DetectorSettings()) -> float:
     """Smallest relative step that a new level starting tonight shows within confirm - 1 nights in 95%
     of cases, given the reference `values` (positive, its last `history` nights): the new level's nights
     are drawn from the reference's own nights (so minority levels and outliers count) times the step,
-    and judged by all three rules, the noisy floor included. Deterministic (fixed draws)."""
-    logs = np.log(np.asarray(values, dtype=float))[-s.history:]
-    return _resolution(logs, s, _floor(logs, s))
+    and judged by all three rules, the noisy floor included. Deterministic (fixed draws). A reference
+    judged too noisy alarms only once it holds noisy_ref nights; the figure is the step from then on."""
+    return judged(values, s)[0]

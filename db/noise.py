@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from db.detector import MIN_REL, TARGET_STEP, DetectorSettings, online_changes, resolution_of
+from db.detector import MIN_REL, TARGET_STEP, DetectorSettings, judged, online_changes
 
 __all__ = ["MIN_REL", "TARGET_STEP", "night_cv", "resolution"]
 
@@ -29,10 +29,10 @@ def reference_nights(values: list[float], s: DetectorSettings = DetectorSettings
 def resolution(values: list[float], s: DetectorSettings = DetectorSettings()) -> dict:
     """Of a series' positive nightly values (oldest first), the nights of the detector's reference
     (reference_nights, at most s.history): their count, night CV, the
-    smallest step found within 2 nights from them (db.detector.resolution_of) and whether a
-    TARGET_STEP change would go unseen."""
+    smallest step found within 2 nights from them (db.detector.resolution_of) and whether they are too
+    noisy for a TARGET_STEP change: the detector's own predicate (db.detector.noisy), so a series is
+    named exactly when its next alarm needs the noisy floor and noisy_ref nights."""
     vals = [v for v in values if v is not None and v > 0]
     ref = vals[reference_nights(vals, s)][-s.history:]
-    step = resolution_of(ref, s) if len(ref) >= 3 else None
-    return {"nights": len(ref), "night_cv": night_cv(ref), "resolvable_step": step,
-            "too_noisy": step is not None and step > TARGET_STEP}
+    step, noisy = judged(ref, s) if len(ref) >= 3 else (None, False)
+    return {"nights": len(ref), "night_cv": night_cv(ref), "resolvable_step": step, "too_noisy": noisy}

@@ -53,10 +53,13 @@ def test_a_level_visited_before_is_no_change_but_a_new_one_is():
     v = next(s for s in run_series(runs, 17) if s["series"] == "exp_approx/triton_hybrid3_f50/elem_n16m")["run_values"]
     low, high = min(v), max(v)
     assert high / low - 1 > 0.07 and two_levels(v)
-    history = list(v) + list(v[:8])
+    history = list(v) + list(v[:13])
     assert online_changes(history + [high, high * 1.002, high * 0.999]) == []  # the known high state
     bigger = history + [high * 1.06] * 3  # beyond every night seen
     assert [a.change.index for a in online_changes(bigger)] == [len(history)]
+    # too noisy for 5% (below): it alarms only once its reference holds noisy_ref (30) nights
+    assert DetectorSettings().noisy_ref == len(history)
+    assert online_changes(history[1:] + [high * 1.06] * 3) == []
     # a 5% slowdown of the low state stays inside the known levels: it cannot be told, and the
     # resolution figure says so
     assert resolution(history)["too_noisy"] and resolution(history)["resolvable_step"] > 0.08
