@@ -10,15 +10,17 @@ before them since the series' last change (the reference). An alert when both ho
   median-based spread, grows with a minority level or with outlying nights.
 - noisy floor: when the reference is too noisy for a TARGET_STEP change (its base resolution r, the
   smallest step the two rules above find within confirm - 1 nights, is above TARGET_STEP x
-  (1 + floor_margin)), the median must also have moved by at least noisy_floor x r, and the reference
-  must hold at least noisy_ref nights: a series the report calls too noisy alarms only on a change at
-  least as large as the step its own nights resolve, and only once it has enough nights that even
-  outlying nights or a level it has not shown yet alarm rarely (the rank rule's bound; a reference of
-  15 quiet nights followed by 3 outlying ones cannot be told from a real change by any spread of
-  those 15). Its resolution (resolution_of) is the step it shows with the floor, so the figure the
-  report names is the detector's.
+  (1 + floor_margin)), the median must also have moved by at least noisy_floor x r, and the new level
+  must be as unlikely by chance as confirm nights beyond noisy_ref reference nights: on a shorter
+  reference it must hold more nights (nights_needed: 4 or 5 instead of 3). A series the report calls
+  too noisy alarms only on a change at least as large as the step its own nights resolve, and outlying
+  nights or a level its reference has not shown yet (which no spread of that reference can see: 17
+  quiet nights, then 3 outlying ones, read as a change) alarm at most as often as the rank rule allows
+  on a 30-night reference. Its resolution (resolution_of) is the step it shows with the floor (once the
+  new level has the nights it needs), so the figure the report names is the detector's.
 The change is placed at A's first night and the reference restarts there, so one change alerts once,
-on its `confirm`-th night (a delay of confirm - 1 nights), and never later from the same nights.
+on its `confirm`-th night (a delay of confirm - 1 nights; 3-4 on a short too-noisy reference), and
+never later from the same nights.
 """
 from __future__ import annotations
 
@@ -41,9 +43,8 @@ class DetectorSettings:
     kappa: float = 1.0  # the size rule's multiple of the reference's standard deviation (log scale)
     noisy_floor: float = 1.0  # a too-noisy reference's minimum change, in multiples of its base resolution
     floor_margin: float = 0.1  # the floor applies when the base resolution exceeds TARGET_STEP x (1 + this)
-    # a too-noisy reference (the floor applies) alarms only from this many nights on: by the rank rule
-    # alone, exchangeable noise of any shape alarms at some night m >= M with probability at most
-    # sum 1 / C(m+3, 3) = 3 / ((M+1)(M+2)), 0.3% at M = 30 (1.1% at 15)
+    # a too-noisy reference (the floor applies) alarms only as rarely by chance as confirm nights beyond
+    # a reference of this many: on a shorter one its new level must hold more nights (nights_needed)
     noisy_ref: int = 30
 
     @property
@@ -62,7 +63,7 @@ class Change:
 
 @dataclass
 class Alert:
-    night: int  # the night whose evaluation raised it (index + confirm - 1)
+    night: int  # the night whose evaluation raised it (index + confirm - 1, or later: nights_needed)
     change: Change
 
 
@@ -72,24 +73,39 @@ def _threshold(ref_window: np.ndarray, s: DetectorSettings) -> float:
     return max(math.log1p(s.min_rel), s.kappa * sd)
 
 
+def nights_needed(m: int, s: DetectorSettings) -> int:
+    """New-level nights a too-noisy reference of m nights needs: the fewest c >= confirm with
+    C(m + c, c) >= C(noisy_ref + confirm, confirm), so that c nights beyond all m by chance are no more
+    likely than confirm nights beyond noisy_ref (1/5456 at 30 and 3): 5 from 15-16 nights, 4 from 17-29."""
+    c = s.confirm
+    while math.comb(m + c, c) < math.comb(s.noisy_ref + s.confirm, s.confirm):
+        c += 1
+    return c
+
+
 def night_rule(logs: np.ndarray, base: int, n: int, s: DetectorSettings) -> Change | None:
     """The rule at night n: logs (float64, log of positive values) of nights 0..n at least; the reference
-    starts at night `base`. Returns the change starting at n - confirm + 1, or None."""
-    k = n - s.confirm + 1
-    if k - base < s.min_ref:
-        return None
-    a = logs[k:n + 1]
-    hist = logs[max(base, k - s.history):k]
-    ref = logs[max(base, k - s.window):k]
-    shift = float(np.median(a) - np.median(ref))
-    thr = _threshold(ref, s)
-    if not ((a.min() > hist.max() and shift >= thr) or (a.max() < hist.min() and -shift >= thr)):
-        return None
-    floor = _floor(hist, s)
-    if floor and (len(hist) < s.noisy_ref or abs(shift) < floor):
-        return None
-    before, after = math.exp(float(np.median(ref))), math.exp(float(np.median(a)))
-    return Change(k, before, after, after / before - 1.0)
+    starts at night `base`. Returns the change starting at n - c + 1 (c = confirm nights of a new level;
+    on a too-noisy reference, at least nights_needed), or None."""
+    for c in range(s.confirm, nights_needed(s.min_ref, s) + 1):
+        k = n - c + 1
+        if k - base < s.min_ref:
+            return None
+        a = logs[k:n + 1]
+        hist = logs[max(base, k - s.history):k]
+        ref = logs[max(base, k - s.window):k]
+        shift = float(np.median(a) - np.median(ref))
+        thr = _threshold(ref, s)
+        if not ((a.min() > hist.max() and shift >= thr) or (a.max() < hist.min() and -shift >= thr)):
+            continue
+        floor = _floor(hist, s)
+        if floor == 0.0 and c > s.confirm:  # a quiet reference: its new level alerts on its confirm-th night only
+            continue
+        if floor and (c < nights_needed(len(hist), s) or abs(shift) < floor):
+            continue
+        before, after = math.exp(float(np.median(ref))), math.exp(float(np.median(a)))
+        return Change(k, before, after, after / before - 1.0)
+    return None
 
 
 def online_changes(values: list[float], s: DetectorSettings = DetectorSettings(), start: int = 0) -> list[Alert]:

@@ -1,6 +1,6 @@
 """The rules for series too noisy for a 5% change, on the committed plain H200 nights: the report's warning
-is the detector's own predicate on the alarm's own nights, and a named series alarms only with a long
-reference and a change at least its resolution."""
+is the detector's own predicate on the alarm's own nights, and a named series alarms only on a change at
+least its base resolution, with a new level of more nights when its reference is short."""
 import math
 from dataclasses import replace
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ci.detect_series import run_series
-from db.detector import DetectorSettings, judged, online_changes, resolution_of
+from db.detector import DetectorSettings, judged, nights_needed, online_changes, resolution_of
 from db.noise import resolution
 from tests.conftest import ROOT
 
@@ -22,30 +22,33 @@ def plain():
 
 def test_outlying_nights_after_a_short_quiet_reference_do_not_alarm(plain):
     """torch_add_x50 (50 back-to-back launches): 17 of its recorded nights without an outlying one, then
-    three outlying ones, as in the public-path history that failed a night: named too noisy, and no
-    alarm until its reference holds noisy_ref nights; with 30 quiet nights a change beyond its
-    resolution alarms."""
+    three outlying ones, as in the public-path history that failed a night: named too noisy, and three
+    nights are not enough on 17 (nights_needed: 4, as rare by chance as 3 beyond 30 nights); a change
+    beyond its resolution alarms on its 3rd night after 30 quiet nights, on its 4th after 29."""
     v = plain["torch_add_x50/n4096"]
     med = float(np.median(v))
     body = [x for x in v if x < 1.08 * med]
-    out = [x for x in v if x > 1.3 * med][:3]
+    out = [x for x in v if x > 1.3 * med][:4]
     s = DetectorSettings()
-    assert len(body) >= 33 and len(out) == 3 and s.noisy_ref == 30
-    assert resolution(body[:17] + out)["too_noisy"]
-    assert online_changes(body[:17] + out) == []
-    assert [a.night for a in online_changes(body[:17] + out, replace(s, noisy_ref=s.min_ref))] == [19]
+    assert len(body) >= 33 and len(out) == 4 and s.noisy_ref == 30
+    assert [nights_needed(m, s) for m in (15, 16, 17, 29, 30)] == [5, 5, 4, 4, 3]
+    assert resolution(body[:17] + out[:3])["too_noisy"]
+    assert online_changes(body[:17] + out[:3]) == []
+    assert [a.night for a in online_changes(body[:17] + out[:3], replace(s, noisy_ref=s.min_ref))] == [19]
     ref = body[:30]
     step = resolution(ref)["resolvable_step"]
     assert resolution(ref)["too_noisy"] and 0.055 < step < 0.5
-    new = [float(np.median(ref)) * (1 + step) * f for f in (1.05, 1.06, 1.07)]
-    assert [a.night for a in online_changes(ref + new)] == [32]
-    assert online_changes(body[1:30] + new) == []  # one reference night short
+    new = [float(np.median(ref)) * (1 + step) * f for f in (1.05, 1.06, 1.07, 1.05)]
+    assert [(a.night, a.change.index) for a in online_changes(ref + new)] == [(32, 30)]
+    short = body[1:30]  # one reference night short: the 4th night of the new level alerts
+    assert online_changes(short + new[:3]) == []
+    assert [(a.night, a.change.index) for a in online_changes(short + new)] == [(32, 29)]
 
 
 def test_the_warning_is_the_detectors_predicate_on_the_alarms_nights(plain):
     """Every alarm in replays of the 8 plain series (5% and 40% steps): the report on that night shows the
     nights the alarm was judged against, and names the series exactly when the detector judged them
-    too noisy; a named series' alarm had noisy_ref nights and a change of at least its base resolution
+    too noisy; a named series' alarm had the new-level nights its reference needs and a change of at least its base resolution
     (the noisy floor: the step the rank and size rules alone find)."""
     s = DetectorSettings()
     rng = np.random.default_rng(3)
@@ -66,7 +69,7 @@ def test_the_warning_is_the_detectors_predicate_on_the_alarms_nights(plain):
                     assert (r["resolvable_step"], r["too_noisy"]) == (step_r, noisy)
                     if noisy:
                         named += 1
-                        assert r["nights"] >= s.noisy_ref
+                        assert a.night - k + 1 >= nights_needed(r["nights"], s)
                         base_r = resolution_of(list(h[base:k]), replace(s, noisy_floor=0.0))
                         assert abs(math.log1p(a.change.rel_change)) >= math.log1p(base_r) * (1 - 1e-9)
                     else:

@@ -57,9 +57,11 @@ def test_a_level_visited_before_is_no_change_but_a_new_one_is():
     assert online_changes(history + [high, high * 1.002, high * 0.999]) == []  # the known high state
     bigger = history + [high * 1.06] * 3  # beyond every night seen
     assert [a.change.index for a in online_changes(bigger)] == [len(history)]
-    # too noisy for 5% (below): it alarms only once its reference holds noisy_ref (30) nights
+    # too noisy for 5% (below): on a reference shorter than noisy_ref (30) nights its new level needs
+    # a 4th night
     assert DetectorSettings().noisy_ref == len(history)
     assert online_changes(history[1:] + [high * 1.06] * 3) == []
+    assert [a.night for a in online_changes(history[1:] + [high * 1.06] * 4)] == [len(history) + 2]
     # a 5% slowdown of the low state stays inside the known levels: it cannot be told, and the
     # resolution figure says so
     assert resolution(history)["too_noisy"] and resolution(history)["resolvable_step"] > 0.08
