@@ -3,8 +3,8 @@ half of the benchmark's series only (ci.detect_series.split_half, by a hash of t
 protocol), the choice made by a fixed rule; `kwatch detect-bench --split test` then gives the held-out
 figures per noise class with the chosen settings.
 
-The noisy floor's size is not tuned (1 x the base resolution, db.detector); the margin above 5% from
-which it applies is. kappa is fixed at 1: on the previous split no setting of it (0.5-1.5) changed a figure."""
+The noisy floor's size is not tuned (1 x the base resolution, db.detector), nor noisy_ref (fixed by the
+rank rule's bound); the margin above 5% from which both apply is. kappa is fixed at 1: on the previous split no setting of it (0.5-1.5) changed a figure."""
 from __future__ import annotations
 
 import glob

@@ -6,11 +6,13 @@ from datetime import datetime
 
 from ci.detect import Detected
 from db.escape import md_code, md_text, plotly_text
-from db.detector import DetectorSettings
+from db.detector import DetectorSettings, nights_needed
 from db.noise import resolution
 from db.series import Point, SeriesKey
 from db.verdict import COMPARED, EXPECTED, FAILING, metric_kind
 from db.verdict.rules import THROUGHPUT, TIMING
+
+_DET = DetectorSettings()
 
 
 def _fmt(x) -> str:
@@ -213,8 +215,8 @@ def to_markdown(s: dict) -> str:
                   "Their last nights scatter so much that only a larger step can be found within 2 nights; "
                   "measure them more quietly (more repetitions, CUDA graphs, a steady clock) before trusting "
                   "a quiet report for them. The detector alerts on them only for a change beyond their own "
-                  f"scatter, and only once {DetectorSettings().noisy_ref} nights have passed since their last "
-                  "change.", "",
+                  f"scatter, and within {_DET.noisy_ref} nights of their last change only once the new level "
+                  f"has held {nights_needed(_DET.noisy_ref - 1, _DET)}-{nights_needed(_DET.min_ref, _DET)} nights.", "",
                   "| series | nights | night CV (sd / mean) | smallest step found within 2 nights |", "|---|---|---|---|"]
         lines += [f"| {md_code(d['series'])} | {d['nights']} | {d['night_cv']:.1%} | {d['resolvable_step']:.0%} |"
                   for d in s["too_noisy"][:30]]
