@@ -10,7 +10,8 @@ before them since the series' last change (the reference). An alert when both ho
   median-based spread, grows with a minority level or with outlying nights.
 - noisy floor: when the reference is too noisy for a TARGET_STEP change (its base resolution r, the
   smallest step the two rules above find within confirm - 1 nights, is above TARGET_STEP x
-  (1 + floor_margin)), the median must also have moved by at least noisy_floor x r, and the new level
+  (1 + floor_margin)), every night of A must also lie noisy_floor x r beyond the reference median
+  (not only A's median: a run of outlying nights mixed with a high ordinary one is no level), and A
   must be as unlikely by chance as confirm nights beyond noisy_ref reference nights: on a shorter
   reference it must hold more nights (nights_needed: 4 or 5 instead of 3). A series the report calls
   too noisy alarms only on a change at least as large as the step its own nights resolve, and outlying
@@ -101,7 +102,9 @@ def night_rule(logs: np.ndarray, base: int, n: int, s: DetectorSettings) -> Chan
         floor = _floor(hist, s)
         if floor == 0.0 and c > s.confirm:  # a quiet reference: its new level alerts on its confirm-th night only
             continue
-        if floor and (c < nights_needed(len(hist), s) or abs(shift) < floor):
+        # on a too-noisy reference every night of the new level, not only its median, clears the floor
+        near = a.min() - np.median(ref) if shift > 0 else np.median(ref) - a.max()
+        if floor and (c < nights_needed(len(hist), s) or near < floor):
             continue
         before, after = math.exp(float(np.median(ref))), math.exp(float(np.median(a)))
         return Change(k, before, after, after / before - 1.0)
@@ -141,16 +144,17 @@ def _floor(hist: np.ndarray, s: DetectorSettings) -> float:
 def _resolution(logs: np.ndarray, s: DetectorSettings, floor: float, recall: float = 0.95,
                 draws: int = 2000) -> float:
     """Smallest relative step found within confirm - 1 nights with probability >= recall against the
-    rank reference `logs` (its last `window` the size reference), with an extra size floor (log scale)."""
+    rank reference `logs` (its last `window` the size reference), with a size floor (log scale) that every
+    new night must clear."""
     ref = logs[-s.window:]
-    thr = max(_threshold(ref, s), floor)
+    thr = _threshold(ref, s)
     a = np.random.default_rng(0).choice(logs, (draws, s.confirm))
     lo_a, med_a = a.min(axis=1), np.median(a, axis=1)
     top, mid = logs.max(), float(np.median(ref))
 
     def found(step: float) -> bool:
         ls = math.log1p(step)
-        return float(np.mean((lo_a + ls > top) & (med_a + ls - mid >= thr))) >= recall
+        return float(np.mean((lo_a + ls > top) & (med_a + ls - mid >= thr) & (lo_a + ls - mid >= floor))) >= recall
 
     lo, hi = s.min_rel, 0.05
     if found(lo):
