@@ -35,6 +35,11 @@ def test_outlying_nights_after_a_short_quiet_reference_do_not_alarm(plain):
     assert resolution(body[:17] + out[:3])["too_noisy"]
     assert online_changes(body[:17] + out[:3]) == []
     assert [a.night for a in online_changes(body[:17] + out[:3], replace(s, noisy_ref=s.min_ref))] == [19]
+    # the failed history's 4th night was an ordinary one just above the 17: every night of a too-noisy
+    # series' new level must clear the floor, not only the median
+    assert online_changes(body[:17] + out[:3] + [max(body[:17]) * 1.002]) == []
+    # four nights beyond all 17 and the floor do alert: 1 / C(21, 4) = 1/5985 on exchangeable noise
+    assert [a.night for a in online_changes(body[:17] + out[:4])] == [20]
     ref = body[:30]
     step = resolution(ref)["resolvable_step"]
     assert resolution(ref)["too_noisy"] and 0.055 < step < 0.5
