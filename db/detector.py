@@ -130,7 +130,7 @@ def online_changes(values: list[float], s: DetectorSettings = DetectorSettings()
 
 def noisy(base_resolution: float, s: DetectorSettings) -> bool:
     """Whether a reference of this base resolution (the step the rank and size rules find) is too noisy
-    for a TARGET_STEP change: the one predicate of the noisy floor, noisy_ref and the report's warning."""
+    for a TARGET_STEP change: the one predicate of the noisy floor, nights_needed and the report's warning."""
     return base_resolution > TARGET_STEP * (1 + s.floor_margin)
 
 
@@ -169,7 +169,7 @@ def _resolution(logs: np.ndarray, s: DetectorSettings, floor: float, recall: flo
 
 def judged(values: list[float], s: DetectorSettings = DetectorSettings()) -> tuple[float, bool]:
     """Of a reference `values` (positive, its last `history` nights): its resolution (resolution_of) and
-    whether the detector judges it too noisy (noisy: the floor and noisy_ref apply), from one
+    whether the detector judges it too noisy (noisy: the floor and nights_needed apply), from one
     computation on the same nights the detector's rank rule sees."""
     logs = np.log(np.asarray(values, dtype=float))[-s.history:]
     floor = _floor(logs, s)
@@ -180,6 +180,7 @@ def resolution_of(values: list[float], s: DetectorSettings = DetectorSettings())
     """Smallest relative step that a new level starting tonight shows within confirm - 1 nights in 95%
     of cases, given the reference `values` (positive, its last `history` nights): the new level's nights
     are drawn from the reference's own nights (so minority levels and outliers count) times the step,
-    and judged by all three rules, the noisy floor included. Deterministic (fixed draws). A reference
-    judged too noisy alarms only once it holds noisy_ref nights; the figure is the step from then on."""
+    and judged by all three rules, the noisy floor included. Deterministic (fixed draws). On a
+    too-noisy reference shorter than noisy_ref nights the new level needs nights_needed nights; the
+    figure is the step it shows with them."""
     return judged(values, s)[0]

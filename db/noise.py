@@ -31,7 +31,7 @@ def resolution(values: list[float], s: DetectorSettings = DetectorSettings()) ->
     (reference_nights, at most s.history): their count, night CV, the
     smallest step found within 2 nights from them (db.detector.resolution_of) and whether they are too
     noisy for a TARGET_STEP change: the detector's own predicate (db.detector.noisy), so a series is
-    named exactly when its next alarm needs the noisy floor and noisy_ref nights."""
+    named exactly when its next alarm needs the noisy floor and more nights (nights_needed)."""
     vals = [v for v in values if v is not None and v > 0]
     ref = vals[reference_nights(vals, s)][-s.history:]
     step, noisy = judged(ref, s) if len(ref) >= 3 else (None, False)
