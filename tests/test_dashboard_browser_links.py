@@ -236,3 +236,23 @@ def test_cost_model_and_retrieval_round_trip(site, driver):
     wait_rendered(driver, 1)
     assert query(driver) == link
     assert not [e for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stAlert"]') if "The link's" in e.text]
+
+
+def test_moving_between_pages_from_the_sidebar_warns_of_nothing(site, driver):
+    """The sidebar's page links carry no query string over: Health's `tier` must not be named as a
+    misspelled parameter on Compare, nor Compare's on Trends."""
+    from selenium.webdriver.common.by import By
+
+    base, _ = site
+    driver.get(f"{base}/?tier=nightly")
+    wait_rendered(driver, 0)
+    for label, path in (("Compare", "/compare"), ("Trends", "/trends"), ("Health", "")):
+        link = wait_for(lambda: [a for a in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stSidebarNav"] a')
+                                 if a.text.strip() == label])
+        link[0].click()
+        wait_for(lambda: urlparse(driver.current_url).path.rstrip("/") == path)
+        wait_rendered(driver, 0)
+        time.sleep(1.0)
+        notes = [e.text for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stAlert"]')
+                 if "not read by this page" in e.text]
+        assert not notes, (label, driver.current_url, notes)
