@@ -39,6 +39,7 @@ from dashboard.health import pairs, windows
 from db import queries as q
 from db.engine import open_db
 from db.ingest import ingest_docs
+from db.samples import pack_json
 from db.validate import load_and_validate, read_text
 
 HARDWARE = [("NVIDIA H200", "9.0"), ("NVIDIA H100 80GB HBM3", "9.0"), ("NVIDIA A100-SXM4-80GB", "8.0"), (None, None)]
@@ -128,9 +129,10 @@ def _extras(run_id: str, cur, rng: random.Random) -> int:
 
 
 def _insert(cur, rows) -> None:
+    """Result rows as tuples up to `samples` (its JSON text) and `stats`; samples_f64 made here, as ingest does."""
     cur.executemany("INSERT INTO results (run_id, benchmark_id, metric, unit, direction, value, status, error, "
-                    "impl_version, impl_hash, protocol, params, samples, stats) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    rows)
+                    "impl_version, impl_hash, protocol, params, samples, stats, samples_f64) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", ((*r, pack_json(r[12])) for r in rows))
 
 
 def build(path: Path, n_results: int = 1_000_000, seed: int = 0) -> int:

@@ -133,7 +133,9 @@ def compared(url: str, base_runs: tuple[str, ...], cand_runs: tuple[str, ...]) -
         base = side_results(url, b_index, list(base_runs), c_index)
         cand = side_results(url, c_index, list(cand_runs), b_index)
         cmp = verdict.compare(base, cand)
+    def keys(df):  # columns as lists: iterating a pandas (Arrow) string column boxes each cell
+        return zip(*(df[c].tolist() for c in ("technique", "impl", "case_id", "metric")))
+
     shares = {k: share_text({"ceiling": c if isinstance(c, dict) else None})
-              for k, c in zip(zip(cand["technique"], cand["impl"], cand["case_id"], cand["metric"]), cand["ceiling"])}
-    return cmp.assign(share_of_ceiling=[shares.get(k, "-") for k in
-                                        zip(cmp["technique"], cmp["impl"], cmp["case_id"], cmp["metric"])])
+              for k, c in zip(keys(cand), cand["ceiling"].tolist())}
+    return cmp.assign(share_of_ceiling=[shares.get(k, "-") for k in keys(cmp)])

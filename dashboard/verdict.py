@@ -31,9 +31,12 @@ def _clean(x):
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
-def _list(samples) -> list:
-    """samples as a list (a decoded list as it is: pooled ones hold 10^5 values)."""
-    return samples if isinstance(samples, list) else list(samples if samples is not None else [])
+def _samples(samples):
+    """samples as the verdict reads them: a list or a float64 array (db.samples) as it is (pooled ones
+    hold 10^5 values), anything else iterable as a list."""
+    if isinstance(samples, (list, np.ndarray)):
+        return samples
+    return list(samples if samples is not None else [])
 
 
 def result_row(rec: dict) -> dict:
@@ -45,13 +48,22 @@ def result_row(rec: dict) -> dict:
         stats.setdefault("protocol", rec["protocol"])
     return {"technique": rec["technique"], "impl": rec["impl"], "case": rec["case_id"], "metric": rec["metric"],
             "unit": rec["unit"], "direction": rec["direction"], "value": _clean(rec["value"]),
-            "samples": _list(rec.get("samples")), "stats": stats, "status": rec["status"],
+            "samples": _samples(rec.get("samples")), "stats": stats, "status": rec["status"],
             "error": _clean(rec.get("error")), "params": rec.get("params") if isinstance(rec.get("params"), dict) else {},
             "benchmark_id": rec["benchmark_id"], **{w: rec.get(w) for w in WHEN}}
 
 
 def _key(r: dict) -> tuple:
     return (r["technique"], r["impl"], r["case"], r["metric"], (r.get("stats") or {}).get("protocol") or "")
+
+
+def _pool(parts: list):
+    """Several rows' samples end to end: one float64 array where the rows hold arrays (results_by_id),
+    else one list."""
+    parts = [p for p in parts if p is not None]
+    if parts and all(isinstance(p, np.ndarray) for p in parts):
+        return np.concatenate(parts)
+    return list(chain.from_iterable(parts))
 
 
 def pool_runs(results: pd.DataFrame) -> pd.DataFrame:
@@ -68,8 +80,8 @@ def pool_runs(results: pd.DataFrame) -> pd.DataFrame:
         bad = [r for r in g if r["status"] != "ok"]
         last = dict((bad or g)[-1])
         if len(g) > 1 and not bad and metric_kind(last["metric"], last["unit"] or "") in (R.TIMING, R.THROUGHPUT):
-            pooled = list(chain.from_iterable(r["samples"] or [] for r in g))
-            if pooled:
+            pooled = _pool([r["samples"] for r in g])
+            if len(pooled):
                 last["samples"], last["value"] = pooled, float(np.median(pooled))
         rows.append(last)
     return pd.DataFrame(rows, columns=results.columns)
@@ -84,15 +96,16 @@ def pooled_ids(index: pd.DataFrame, run_ids: list[str], other: pd.DataFrame) -> 
     if index.empty:
         return []
     pos = {r: i for i, r in enumerate(run_ids)}
-    kinds = {(m, u): metric_kind(m, u or "") for m, u in set(zip(index["metric"], index["unit"]))}
+    # columns walked as lists: iterating a pandas (Arrow) string column boxes each cell, 10x slower
+    metric_unit = list(zip(index["metric"].tolist(), index["unit"].tolist()))
+    kinds = {(m, u): metric_kind(m, u or "") for m, u in set(metric_unit)}
     idx = index.assign(protocol=index["protocol"].fillna(""), _pos=index["run_id"].map(pos),
-                       _bad=index["status"] != "ok",
-                       _rate=[kinds[k] in (R.TIMING, R.THROUGHPUT) for k in zip(index["metric"], index["unit"])])
+                       _bad=index["status"] != "ok", _rate=[kinds[k] in (R.TIMING, R.THROUGHPUT) for k in metric_unit])
     theirs: dict = {}
-    for b, m, p in zip(other["benchmark_id"], other["metric"], other["protocol"].fillna("")):
+    for b, m, p in zip(other["benchmark_id"].tolist(), other["metric"].tolist(), other["protocol"].fillna("").tolist()):
         theirs.setdefault((b, m), set()).add(p)
-    paired = [bool(ps) and (p in ps or p == "" or "" in ps)
-              for ps, p in zip(map(theirs.get, zip(idx["benchmark_id"], idx["metric"]), [()] * len(idx)), idx["protocol"])]
+    mine = map(theirs.get, zip(idx["benchmark_id"].tolist(), idx["metric"].tolist()), [()] * len(idx))
+    paired = [bool(ps) and (p in ps or p == "" or "" in ps) for ps, p in zip(mine, idx["protocol"].tolist())]
     # pool_runs' order: by time, then the side's run order, then result id; its newest row is the last
     idx = idx.assign(_paired=paired).sort_values(["started_at", "_pos", "result_id"], kind="stable")
     series = ["benchmark_id", "metric", "protocol"]

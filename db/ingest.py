@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from db.models import Benchmark, Environment, Result, Run
 from db.pytest_benchmark import is_pytest_benchmark, to_document
+from db.samples import pack
 from db.validate import ResultFileError, load_and_validate, parse_time, validate
 from runners.code_hash import registry_args, rekey_doc
 from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, key_of
@@ -121,7 +122,7 @@ def store_validated(session: Session, docs: list[tuple[str, dict, str]]) -> list
                    unit=x["unit"], direction=x["direction"], value=x["value"], status=x["status"],
                    error=x["error"], impl_version=x["impl_version"], impl_hash=x["impl_hash"],
                    protocol=(x["stats"] or {}).get("protocol"), params=x["params"], samples=x["samples"],
-                   stats=x["stats"])
+                   samples_f64=pack(x["samples"]), stats=x["stats"])
             # a run written before impl_hash covered the args: its hashes as today's writer makes them
             for x in rekey_doc(doc, registry_args)["results"])
         session.flush()

@@ -4,7 +4,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Optional
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text,
+                        UniqueConstraint)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -95,6 +96,7 @@ class Result(Base):
     protocol: Mapped[Optional[str]] = mapped_column(String(64))
     params: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
     samples: Mapped[list[Any]] = mapped_column(Json, default=list)
+    samples_f64: Mapped[Optional[bytes]] = mapped_column(LargeBinary)  # the samples as db.samples.pack bytes
     stats: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
     run: Mapped[Run] = relationship(back_populates="results")
     benchmark: Mapped[Benchmark] = relationship()

@@ -19,6 +19,7 @@ from sqlalchemy import Engine, Text, and_, case, create_engine, event, func, ins
 
 from db.engine import resolve_url
 from db.models import Benchmark, Environment, Result, Run
+from db.samples import pack, unpack
 
 RUN_COLUMNS = ["run_id", "started_at", "tier", "reason", "source", "git_commit", "git_branch", "git_dirty",
                "environment_id", "hardware_key", "software_key", "device", "gpu_name", "cpu", "torch",
@@ -128,20 +129,23 @@ WHEN = case((Run.reason == "backfill", func.coalesce(Run.git_date, Run.started_a
 
 def _points_stmt(with_params: bool = False, with_stats: bool = False, raw_json: bool = False):
     """Results with their benchmark, run and environment; `params` and `stats` only when asked (JSON
-    decoding is most of a large page's time; the tolerance is always there). `raw_json`: params, samples
-    and stats as undecoded text and no `ceiling` (see _full_points)."""
+    decoding is most of a large page's time; the tolerance is always there). `raw_json`: params and stats
+    as undecoded text, no `ceiling`, the samples as their float64 bytes (samples_f64) and, last, the JSON
+    text of a row stored without them (see _full_points)."""
     def col(c, wanted=True):
         return type_coerce(c, Text).label(c.key) if raw_json and wanted else c if wanted else null().label(c.key)
 
     ceiling = null().label("ceiling") if raw_json else Result.stats["ceiling"]
+    samples = Result.samples_f64.label("samples") if raw_json else Result.samples
+    fallback = [case((Result.samples_f64.is_(None), type_coerce(Result.samples, Text)))] if raw_json else []
     return (select(Result.id, Result.benchmark_id, Benchmark.technique, Benchmark.impl, Benchmark.case_id,
                    Result.metric, Result.unit, Result.direction, Result.value, Result.status, Result.error,
                    Result.protocol, Result.impl_version, Result.impl_hash, col(Result.params, with_params),
-                   col(Result.samples), Result.stats["tolerance"].as_float(), ceiling,
+                   samples, Result.stats["tolerance"].as_float(), ceiling,
                    col(Result.stats, with_stats), Run.id, WHEN.label("started_at"),
                    Run.git_commit, Run.tier, Environment.hardware_key, Environment.software_key,
                    Environment.gpu_name, Environment.cpu, Environment.torch, Environment.triton,
-                   Environment.cuda, Environment.driver)
+                   Environment.cuda, Environment.driver, *fallback)
             .join(Benchmark, Benchmark.id == Result.benchmark_id)
             .join(Run, Run.id == Result.run_id)
             .join(Environment, Environment.id == Run.environment_id))
@@ -215,22 +219,25 @@ def _json(v: Any) -> Any:
 
 
 def _full_points(url: Optional[str], stmt) -> pd.DataFrame:
-    """_points of a _points_stmt(True, True, raw_json=True): params, samples and stats decoded here,
-    column by column, and `ceiling` taken from the decoded stats (the row-by-row JSON processing of the
-    driver layer was most of a Health page's time)."""
-    cols = POINT_COLUMNS[:-2] + ["gpu_name", "cpu", "torch", "triton", "cuda", "driver"]
+    """_points of a _points_stmt(True, True, raw_json=True): params and stats decoded here, column by
+    column, `ceiling` taken from the decoded stats (the row-by-row JSON processing of the driver layer
+    was most of a Health page's time), and the samples as float64 arrays (db.samples: null as NaN)."""
+    cols = POINT_COLUMNS[:-2] + ["gpu_name", "cpu", "torch", "triton", "cuda", "driver", "samples_json"]
     with read_engine(url).connect() as conn:
         rows = conn.execute(stmt).all()
     data = {c: list(v) for c, v in zip(cols, zip(*rows))} if rows else {c: [] for c in cols}
-    for c in ("params", "samples", "stats"):
+    for c in ("params", "stats"):
         data[c] = [_json(v) for v in data[c]]
+    data["samples"] = [unpack(b) if j is None else unpack(pack(_json(j)))
+                       for b, j in zip(data["samples"], data.pop("samples_json"))]
     data["ceiling"] = [s.get("ceiling") if isinstance(s, dict) else None for s in data["stats"]]
-    df = _label(pd.DataFrame(data, columns=cols))
+    df = _label(pd.DataFrame(data, columns=cols[:-1]))
     return df.drop(columns=["gpu_name", "cpu", "torch", "triton", "cuda", "driver"])
 
 
 def results_by_id(url: Optional[str], ids: Iterable[int], chunk: int = 5000) -> pd.DataFrame:
-    """Full result rows (POINT_COLUMNS, with params and stats: what a verdict reads) of the given result ids."""
+    """Full result rows (POINT_COLUMNS, with params and stats: what a verdict reads; samples as float64
+    arrays) of the given result ids."""
     ids = [int(i) for i in ids]
     if "results" not in tables(url) or not ids:
         return pd.DataFrame(columns=POINT_COLUMNS)

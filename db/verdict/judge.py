@@ -9,7 +9,7 @@ from typing import Any, Optional
 from db.verdict import rules as R
 from db.verdict.ab import compare_ab, log_rounds, round_spread
 from db.verdict.counts import counts_of
-from db.verdict.stats import FISHER_MAX, Comparison, compare_counts, compare_rates, compare_samples
+from db.verdict.stats import FISHER_MAX, Comparison, compare_counts, compare_rates, compare_samples, n_samples
 from suite.registry import known_failure
 
 
@@ -108,7 +108,7 @@ def samples_comparison(base: dict, cand: dict, direction: str, th: R.Thresholds,
     t = th.for_protocol(protocol)
     if ab and not R.host_timer(protocol):
         return compare_ab(base, cand, direction, t)
-    return compare_samples(base.get("samples") or [], cand.get("samples") or [], direction, t.alpha,
+    return compare_samples(base.get("samples"), cand.get("samples"), direction, t.alpha,
                            t.min_effect, t.min_samples, t.run_cv(protocol))
 
 
@@ -170,7 +170,7 @@ def _timing(v: Verdict, base: dict, cand: dict, th: R.Thresholds, ab: bool = Fal
 def _error(v: Verdict, base: dict, cand: dict) -> None:
     b, c = _finite(base.get("value")), _finite(cand.get("value"))
     v.baseline_value, v.candidate_value = b, c
-    v.n_baseline, v.n_candidate = len(base.get("samples") or []), len(cand.get("samples") or [])
+    v.n_baseline, v.n_candidate = n_samples(base.get("samples")), n_samples(cand.get("samples"))
     if b is not None and c is not None and b > 0:
         v.change = (c - b) / b
     bound = error_bound(cand)
@@ -234,7 +234,7 @@ def judge(baseline: Optional[dict], candidate: dict, th: R.Thresholds = R.Thresh
     v = Verdict(R.STABLE, kind, cand.get("unit", ""), cand.get("direction", "lower"),
                 dict(cand.get("params") or {}), key)
     base_ok = base is not None and base.get("status") == "ok"
-    has = lambda r: _finite(r.get("value")) is not None or bool(r.get("samples"))  # noqa: E731
+    has = lambda r: _finite(r.get("value")) is not None or n_samples(r.get("samples")) > 0  # noqa: E731
     if cand["status"] == "error":
         v.status, v.reason = R.ERRORED, (cand.get("error") or "error")[:400]
         v.new_failure = base is None or base.get("status") != "error"

@@ -82,9 +82,16 @@ def _mann_whitney_sorted(bs: np.ndarray, cs: np.ndarray) -> float:
     return math.erfc(z / math.sqrt(2.0))
 
 
+def n_samples(xs) -> int:
+    """How many samples a row holds: a list, a numpy array (db.samples) or None."""
+    return 0 if xs is None else len(xs)
+
+
 def finite(xs) -> np.ndarray:
-    """The finite floats of a list (None and NaN dropped), as a float64 array."""
-    a = np.asarray(xs or [], dtype=float)  # None becomes NaN, dropped with the other non-finite values
+    """The finite floats of a list or array (None and NaN dropped), as a float64 array (an array of
+    float64 read as it is, not copied into Python floats)."""
+    # None becomes NaN, dropped with the other non-finite values
+    a = np.asarray(xs if xs is not None else [], dtype=float)
     return a[np.isfinite(a)]
 
 
