@@ -16,6 +16,7 @@ import math
 import triton
 import triton.language as tl
 
+from suite.lib.dataflow_sync import wait_done
 from suite.lib.interp import interpreting
 from suite.lib.l2_prefetch import PF_EVICT_LAST, prefetch_args, prefetch_l2
 
@@ -24,21 +25,25 @@ MODE_QKV_ROPE = 1
 
 
 @triton.jit
-def _wait(PDL: tl.constexpr):
-    if PDL:
+def _wait(PDL: tl.constexpr, sync_ptr=None, stage=0, target=0):
+    """PDL 1: wait for the previous launch (griddepcontrol); 2: for `target` finished items of `stage`
+    of this launch (suite/lib/dataflow_sync.py); 0: nothing to wait for."""
+    if PDL == 1:
         tl.extra.cuda.gdc_wait()
+    if PDL == 2:
+        wait_done(sync_ptr, stage, target)
 
 
 @triton.jit
 def _launch_next(PDL: tl.constexpr):
-    if PDL:
+    if PDL == 1:
         tl.extra.cuda.gdc_launch_dependents()
 
 
 @triton.jit
 def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.constexpr,
               BLOCK_K: tl.constexpr, TWO: tl.constexpr, NORM: tl.constexpr, PDL: tl.constexpr,
-              EVICT: tl.constexpr):
+              EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0):
     """(W[rows_a] x, W[rows_b] x or 0, sum x^2) with x *= gain under NORM; fp32. EVICT: the weight
     loads' L2 eviction policy ("" or "evict_first": read once, so they need not displace prefetches)."""
     cols = tl.arange(0, BLOCK_K)
@@ -47,7 +52,7 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
         wb = tl.load(w_ptr + rows_b[:, None] * K + cols[None, :], eviction_policy=EVICT)
     else:
         wb = wa
-    _wait(PDL)
+    _wait(PDL, sync_ptr, stage, target)
     _launch_next(PDL)
     acc_a = tl.zeros([BLOCK_N], tl.float32)
     acc_b = tl.zeros([BLOCK_N], tl.float32)
@@ -71,10 +76,11 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
 @triton.jit
 def gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, blk, K: tl.constexpr, NORM: tl.constexpr,
               RES: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr,
-              EVICT: tl.constexpr):
+              EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0):
     """Rows blk*BLOCK_N.. of out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n])."""
     rows = blk * BLOCK_N + tl.arange(0, BLOCK_N)
-    y, _, ssq = _rows_dot(w_ptr, rows, rows, x_ptr, g_ptr, K, BLOCK_N, BLOCK_K, False, NORM, PDL, EVICT)
+    y, _, ssq = _rows_dot(w_ptr, rows, rows, x_ptr, g_ptr, K, BLOCK_N, BLOCK_K, False, NORM, PDL, EVICT,
+                          sync_ptr, stage, target)
     if NORM:
         y = y * tl.math.rsqrt(ssq / K + eps)
     if RES:
@@ -96,7 +102,7 @@ def gemv_kernel(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, N, eps, pf_ptr, pf_lines,
 def pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_theta, blk,
               K: tl.constexpr, MODE: tl.constexpr, HALF: tl.constexpr, HQ: tl.constexpr, HKV: tl.constexpr, S,
               NPAIR: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr,
-              EVICT: tl.constexpr):
+              EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0):
     """Pairs blk*BLOCK_N.. of gemv_pair_kernel (below), x already the input row."""
     p = blk * BLOCK_N + tl.arange(0, BLOCK_N)
     if MODE == 0:
@@ -105,7 +111,8 @@ def pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_t
     else:
         rows_a = (p // HALF) * (2 * HALF) + p % HALF
         rows_b = rows_a + HALF
-    a, b, ssq = _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K, BLOCK_N, BLOCK_K, True, True, PDL, EVICT)
+    a, b, ssq = _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K, BLOCK_N, BLOCK_K, True, True, PDL, EVICT,
+                            sync_ptr, stage, target)
     rstd = tl.math.rsqrt(ssq / K + eps)
     a = a * rstd
     b = b * rstd

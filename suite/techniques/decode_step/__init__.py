@@ -52,6 +52,10 @@ TECHNIQUE = Technique(
              requires=("triton",),
              note="the whole step as one persistent launch: grid barriers between stages, each program "
                   "prefetching the next stage's weights into the L2 before it waits (stage by stage on a CPU)"),
+        Impl("triton_dataflow", f"{_PKG}.triton_dataflow:run", graph=True, requires=("triton",),
+             note="the whole step as one launch of work items (blocks of GEMV rows, attention splits) claimed "
+                  "in order, each GEMV item loading its weights before it waits on the previous stage's "
+                  "counter: no launch boundary, no grid barrier"),
         Impl("triton_fused_pdl", f"{_PKG}.triton_step:run", args={"pdl": True}, graph=True,
              requires=("cuda", "triton", "sm90"),
              note="the same kernels with programmatic dependent launch: each starts loading weights "

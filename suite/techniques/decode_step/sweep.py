@@ -51,14 +51,24 @@ FINAL = (  # after the nightly at the same commit: around the tuned step
 )
 _WIDE = {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12), "evict": "evict_first", "pf_qkv_next": True}
 MORE = (_MMA, _PF, {**_PF, "evict": "evict_first"}, _WIDE, _P)  # again at each --more-kv
+_DF = {"dataflow": True}
+DATAFLOW = (  # --dataflow: the one-launch work-item step (suite/lib/decode_dataflow.py) around its default
+    _T, _DF, {**_DF, "ticket": False}, {**_DF, "rows": {"D": 4}},
+    {**_DF, "rows": {"QKV": 2, "O": 2, "GU": 2, "D": 1, "HEAD": 2}, "block_k": {"D": 4096}},
+    {**_DF, "num_warps": 8, "rows": {"QKV": 8, "O": 8, "GU": 8, "D": 4, "HEAD": 8}},
+    {**_DF, "rows": {"O": 8, "HEAD": 8}, "block_k": {"D": 8192}},
+)
+DATAFLOW_MORE = DATAFLOW[:2] + DATAFLOW[4:5]
 
 
 def step_fn(cfg: dict):
     """The step function and its keyword options for a configuration (persistent or per-launch)."""
-    from suite.techniques.decode_step import triton_persistent, triton_step
+    from suite.techniques.decode_step import triton_dataflow, triton_persistent, triton_step
 
     if cfg.get("persistent"):
         return triton_persistent.run, {k: v for k, v in cfg.items() if k != "persistent"}
+    if cfg.get("dataflow"):
+        return triton_dataflow.run, {k: v for k, v in cfg.items() if k != "dataflow"}
     return triton_step.run, cfg
 
 
@@ -170,7 +180,14 @@ def breakdown(out, inputs: dict, cfg: dict, ceiling: float) -> list[dict]:
 
 
 def _persistent_facts(cfg: dict, inputs: dict) -> dict:
-    """Registers, resident programs and whether a barrier gave up, for a persistent configuration."""
+    """Registers, resident programs and whether a barrier gave up, for a persistent configuration;
+    for a dataflow one: programs and whether a wait gave up."""
+    if cfg.get("dataflow"):
+        from suite.techniques.decode_step.triton_dataflow import plan as df_plan
+
+        p = df_plan(inputs["emb"], inputs["wqkv"], inputs["wo"], inputs["wgu"], inputs["k_cache"],
+                    **{k: v for k, v in cfg.items() if k != "dataflow"})
+        return {"programs": p.grid, "wait_gave_up": p.gave_up()}
     if not cfg.get("persistent"):
         return {}
     from suite.techniques.decode_step.triton_persistent import plan
@@ -230,11 +247,14 @@ def main() -> None:
     ap.add_argument("--params", default="{}", help="JSON: params over Llama-3.2-1B's (a dry run's tiny shape)")
     ap.add_argument("--configs", type=int, nargs="*", default=[], help="indices into CONFIGS (default: all)")
     ap.add_argument("--final", action="store_true", help="FINAL's configurations only, no breakdown")
+    ap.add_argument("--dataflow", action="store_true", help="DATAFLOW's configurations only, no breakdown")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    configs = FINAL if args.final else [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS
+    configs = (FINAL if args.final else DATAFLOW if args.dataflow else [CONFIGS[i] for i in args.configs]
+               if args.configs else CONFIGS)
+    more = DATAFLOW_MORE if args.dataflow else MORE
     if args.warm:
-        warm([(c, args.kv) for c in configs] + [(c, k) for k in args.more_kv for c in MORE], args.warm,
+        warm([(c, args.kv) for c in configs] + [(c, k) for k in args.more_kv for c in more], args.warm,
              args.budget_s / 2)
         print(json.dumps({"warmed_s": round(time.perf_counter() - t0, 1)}), flush=True)
     params = {"kv": args.kv}
@@ -244,6 +264,7 @@ def main() -> None:
     parts = []
     if args.final:
         args.more_kv, args.budget_s = [], 0  # the launch floor only: no breakdown, no more KV
+    skip_breakdown = args.dataflow
     try:
         n = 5 * 16 + 1
         parts.append({"kind": "empty_launch_chain", "launches": n, "median_ms": launch_floor(n)})
@@ -251,7 +272,7 @@ def main() -> None:
     except Exception as exc:
         parts.append({"kind": "empty_launch_chain", "error": f"{type(exc).__name__}: {exc}"[:500]})
     for cfg in (CONFIGS[0], CONFIGS[3]):
-        if time.perf_counter() - t0 > args.budget_s:
+        if skip_breakdown or time.perf_counter() - t0 > args.budget_s:
             break
         try:
             parts += breakdown(empty_output({**DEV["params"], **params}, args.device), inputs, cfg, ceiling)
@@ -259,7 +280,7 @@ def main() -> None:
             parts.append({"config": cfg, "error": f"{type(exc).__name__}: {exc}"[:500]})
     del inputs
     for kv in args.more_kv:
-        rows += sweep({"kv": kv}, MORE, t0, args.budget_s, ceiling)[0]
+        rows += sweep({"kv": kv}, more, t0, args.budget_s, ceiling)[0]
     name = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
     doc = {"kv": args.kv, "breakdown": parts, "copy_gbps": ceiling, "device": name, "torch": torch.__version__,
            "rows": rows, "wall_s": round(time.perf_counter() - t0, 1)}
