@@ -19,7 +19,7 @@ from suite.techniques.decode_step.triton_step import run as fused  # noqa: E402
 
 @pytest.mark.parametrize("kv,opts", [
     (48, {}),
-    (200, {"ticket": False}),
+    (200, {"ticket": False, "head_launch": True}),
     (80, {"rows": {"QKV": 2, "O": 2, "GU": 8, "D": 1, "HEAD": 16}, "block_k": {"D": 32}}),
 ])
 def test_dataflow_step_is_the_fused_step_and_leaves_its_counters_at_zero(kv, opts):

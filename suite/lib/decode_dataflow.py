@@ -18,13 +18,32 @@ import triton.language as tl
 
 from suite.lib.dataflow_sync import claim, signal_done, wait_done
 from suite.lib.decode_attention import attn_mma_item, split_plan
-from suite.lib.decode_gemv import embed_row, gemv_rows, pair_rows
+from suite.lib.decode_gemv import embed_row, gemv, gemv_rows, pair_rows
 from suite.lib.interp import interpreting
 
 # rows (pairs) per item and the K chunk loaded before the wait (all of K but for down's 8192): 128
 # registers with 4 warps, so 4 programs per SM; 16-32 KB of weights each (8 KB of down's 32 KB)
 ROWS = {"QKV": 4, "O": 4, "GU": 4, "D": 2, "HEAD": 4}
 BLOCK_K = {"QKV": 2048, "O": 2048, "GU": 2048, "D": 2048, "HEAD": 2048}
+
+
+@triton.jit
+def _ask_l2_kv(kc, vc, pos_ptr, hk, sp, S, D: tl.constexpr, CHUNK: tl.constexpr):
+    """Ask the L2 for slots sp*CHUNK.. (up to pos) of KV head hk's K and V rows (D bf16 each)."""
+    s = tl.minimum(sp * CHUNK + tl.arange(0, CHUNK), tl.load(pos_ptr).to(tl.int32))
+    for c in tl.static_range(0, D, 64):
+        addr = (hk * S + s) * D + c
+        tl.inline_asm_elementwise("prefetch.global.L2 [$1]; mov.u32 $0, 0;", "=r,l", [kc + addr],
+                                  dtype=tl.int32, is_pure=False, pack=1)
+        tl.inline_asm_elementwise("prefetch.global.L2 [$1]; mov.u32 $0, 0;", "=r,l", [vc + addr],
+                                  dtype=tl.int32, is_pure=False, pack=1)
+
+
+@triton.jit
+def _reset(sync, L: tl.constexpr, NSYNC: tl.constexpr):
+    """Counters back to 0 for the next call (the give-up flag stays)."""
+    i = tl.arange(0, NSYNC)
+    tl.store(sync + i, tl.zeros([NSYNC], tl.int32), mask=(i != 1) & (i < 5 * L + 3))
 
 
 @triton.jit
@@ -35,7 +54,7 @@ def _item(t, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, kc, vc, tok_ptr, pos_ptr, lo
           BN_D: tl.constexpr, BN_HEAD: tl.constexpr, BK_QKV: tl.constexpr, BK_O: tl.constexpr,
           BK_GU: tl.constexpr, BK_D: tl.constexpr, BK_HEAD: tl.constexpr, CHUNK: tl.constexpr,
           BLOCK_S: tl.constexpr, NSPLIT: tl.constexpr, UPCAST: tl.constexpr, EVICT: tl.constexpr,
-          NSYNC: tl.constexpr):
+          NSYNC: tl.constexpr, WAIT: tl.constexpr):
     """Item t: stage counters sync[2 + 5l + s] (s: 0 QKV, 1 attention, 2 O, 3 gate/up, 4 down), head 5L."""
     NQKV: tl.constexpr = (HQ + 2 * HKV) * D
     NQ: tl.constexpr = NQKV // 2 // BN_QKV
@@ -49,13 +68,11 @@ def _item(t, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, kc, vc, tok_ptr, pos_ptr, lo
     kv_l = l * (HKV * S * D)
     if t >= L * PER:  # the LM head after the last layer's down
         b = t - L * PER
-        gemv_rows(emb, hs + 2 * L * H, lnf, logits, logits, eps, b, H, True, False, BN_HEAD, BK_HEAD, 2, EVICT,
+        gemv_rows(emb, hs + 2 * L * H, lnf, logits, logits, eps, b, H, True, False, BN_HEAD, BK_HEAD, WAIT, EVICT,
                   sync, 5 * L - 1, ND)
         last = signal_done(sync, 5 * L)
-        nh = tl.num_programs(0) - L * PER
-        if last == nh - 1:  # every item is done: counters back to 0 for the next call (the flag stays)
-            i = tl.arange(0, NSYNC)
-            tl.store(sync + i, tl.zeros([NSYNC], tl.int32), mask=(i != 1) & (i < 5 * L + 3))
+        if last == tl.num_programs(0) - L * PER - 1:  # every item is done
+            _reset(sync, L, NSYNC)
     elif t < NQ:  # layer 0's QKV gathers its input row from the embedding (program 0 keeps it in hs[0])
         x = embed_row(emb, tok_ptr, hs, t == 0, H, BK_QKV)
         pair_rows(wqkv, x, ln1, q, kc, vc, pos_ptr, eps, log2_theta, t, H, 1, D // 2, HQ, HKV, S, NQKV // 2,
@@ -63,27 +80,31 @@ def _item(t, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, kc, vc, tok_ptr, pos_ptr, lo
         signal_done(sync, 0)
     elif r < NQ:
         pair_rows(wqkv + l * (NQKV * H), hs + 2 * l * H, ln1 + l * H, q, kc + kv_l, vc + kv_l, pos_ptr, eps,
-                  log2_theta, r, H, 1, D // 2, HQ, HKV, S, NQKV // 2, BN_QKV, BK_QKV, 2, EVICT, sync, 5 * l - 1, ND)
+                  log2_theta, r, H, 1, D // 2, HQ, HKV, S, NQKV // 2, BN_QKV, BK_QKV, WAIT, EVICT, sync, 5 * l - 1, ND)
         signal_done(sync, 5 * l)
     elif r < NQ + NA:
         it = r - NQ
+        if WAIT == 3:  # ask the L2 for this split's K/V slots (all but pos are already written)
+            _ask_l2_kv(kc + kv_l, vc + kv_l, pos_ptr, it // NSPLIT, it % NSPLIT, S, D, CHUNK)
         wait_done(sync, 5 * l, NQ)
         attn_mma_item(q, kc + kv_l, vc + kv_l, pos_ptr, part_o, part_ml, count, att, S, qk_scale,
                       it // NSPLIT, it % NSPLIT, HQ // HKV, D, CHUNK, BLOCK_S, NSPLIT, UPCAST)
         signal_done(sync, 5 * l + 1)
     elif r < NQ + NA + NO:
         gemv_rows(wo + l * (H * HQ * D), att, att, hs + 2 * l * H, hs + (2 * l + 1) * H, eps, r - NQ - NA,
-                  HQ * D, False, True, BN_O, BK_O, 2, EVICT, sync, 5 * l + 1, NA)
+                  HQ * D, False, True, BN_O, BK_O, WAIT, EVICT, sync, 5 * l + 1, NA)
         signal_done(sync, 5 * l + 2)
     elif r < NQ + NA + NO + NG:
         pair_rows(wgu + l * (2 * INTER * H), hs + (2 * l + 1) * H, ln2 + l * H, act, kc, vc, pos_ptr, eps,
-                  log2_theta, r - NQ - NA - NO, H, 0, 1, 0, 0, S, INTER, BN_GU, BK_GU, 2, EVICT,
+                  log2_theta, r - NQ - NA - NO, H, 0, 1, 0, 0, S, INTER, BN_GU, BK_GU, WAIT, EVICT,
                   sync, 5 * l + 2, NO)
         signal_done(sync, 5 * l + 3)
     else:
         gemv_rows(wd + l * (H * INTER), act, act, hs + (2 * l + 1) * H, hs + (2 * l + 2) * H, eps,
-                  r - NQ - NA - NO - NG, INTER, False, True, BN_D, BK_D, 2, EVICT, sync, 5 * l + 3, NG)
-        signal_done(sync, 5 * l + 4)
+                  r - NQ - NA - NO - NG, INTER, False, True, BN_D, BK_D, WAIT, EVICT, sync, 5 * l + 3, NG)
+        last = signal_done(sync, 5 * l + 4)
+        if (l == L - 1) & (last == ND - 1) & (tl.num_programs(0) == L * PER):
+            _reset(sync, L, NSYNC)  # the head is its own launch (head_launch), and every item is done
 
 
 @triton.jit
@@ -94,25 +115,30 @@ def decode_dataflow_kernel(emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, kc, vc, tok_pt
                            BN_D: tl.constexpr, BN_HEAD: tl.constexpr, BK_QKV: tl.constexpr, BK_O: tl.constexpr,
                            BK_GU: tl.constexpr, BK_D: tl.constexpr, BK_HEAD: tl.constexpr, CHUNK: tl.constexpr,
                            BLOCK_S: tl.constexpr, NSPLIT: tl.constexpr, UPCAST: tl.constexpr, EVICT: tl.constexpr,
-                           NSYNC: tl.constexpr, TICKET: tl.constexpr):
-    """One program per item; TICKET: claim the item number atomically (else trust the launch order)."""
+                           NSYNC: tl.constexpr, TICKET: tl.constexpr, WAIT: tl.constexpr):
+    """One program per item; TICKET: claim the item number atomically (else trust the launch order);
+    WAIT 3: before waiting, also ask the L2 for the rest of the item's weights (columns past the
+    BLOCK_K loaded) and, in attention, for the split's K/V (2: registers only)."""
     if TICKET:
         t = claim(sync)
     else:
         t = tl.program_id(0)
     _item(t, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, kc, vc, tok_ptr, pos_ptr, logits, hs, q, att, act, part_o,
           part_ml, count, sync, eps, log2_theta, qk_scale, S, L, H, HQ, HKV, D, INTER, BN_QKV, BN_O, BN_GU, BN_D,
-          BN_HEAD, BK_QKV, BK_O, BK_GU, BK_D, BK_HEAD, CHUNK, BLOCK_S, NSPLIT, UPCAST, EVICT, NSYNC)
+          BN_HEAD, BK_QKV, BK_O, BK_GU, BK_D, BK_HEAD, CHUNK, BLOCK_S, NSPLIT, UPCAST, EVICT, NSYNC, WAIT)
 
 
 class DataflowDecode:
     """Scratch and launch plan of one shape; call(out, emb, ..., token, pos) runs the step (arguments as
     suite/techniques/decode_step/triton_step.run's). rows / block_k: per item kind ("QKV", "O", "GU",
     "D", "HEAD") rows (pairs) per item and the K chunk loaded before the wait; ticket: claim items
-    atomically (else in launch order, which the hardware follows but does not promise)."""
+    atomically (else in launch order, which the hardware follows but does not promise); ask_l2: before
+    waiting, ask the L2 for the rest of the item's weights and an attention split's K/V; head_launch: the
+    LM head as a second launch (triton_step's head GEMV) instead of items."""
 
     def __init__(self, L, H, hq, hkv, S, D, inter, V, device, num_warps: int = 4, rows: dict | None = None,
-                 block_k: dict | None = None, ticket: bool = True, max_split: int = 64, evict: str = ""):
+                 block_k: dict | None = None, ticket: bool = True, max_split: int = 64, evict: str = "",
+                 ask_l2: bool = False, head_launch: bool = False):
         f32 = {"device": device, "dtype": torch.float32}
         self.hs, self.q = torch.empty(2 * L + 1, H, **f32), torch.empty(hq * D, **f32)
         self.att, self.act = torch.empty(hq * D, **f32), torch.empty(inter, **f32)
@@ -130,11 +156,12 @@ class DataflowDecode:
         self.items = {k: n_out[k] // bn[k] for k in bn}
         self.items["ATTN"] = hkv * self.nsplit
         per = sum(self.items[k] for k in ("QKV", "ATTN", "O", "GU", "D"))
-        self.grid = L * per + self.items["HEAD"]
+        self.grid = L * per + (0 if head_launch else self.items["HEAD"])
+        self.head_launch = head_launch
         self.meta = dict(L=L, H=H, HQ=hq, HKV=hkv, D=D, INTER=inter, **{f"BN_{k}": v for k, v in bn.items()},
                          **{f"BK_{k}": min(bk[k], k_of[k]) for k in bn}, CHUNK=self.chunk, BLOCK_S=64,
                          NSPLIT=self.nsplit, UPCAST=interpreting(), EVICT=evict, NSYNC=nsync,
-                         TICKET=ticket, num_warps=num_warps)
+                         TICKET=ticket, WAIT=3 if ask_l2 and not interpreting() else 2, num_warps=num_warps)
         self.S, self.D = S, D
 
     def __call__(self, out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos) -> None:
@@ -145,6 +172,8 @@ class DataflowDecode:
             emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos, out, self.hs, self.q, self.att,
             self.act, self.part_o, self.part_ml, self.count, self.sync, EPS, math.log2(THETA),
             math.log2(math.e) / math.sqrt(self.D), self.S, **self.meta)
+        if self.head_launch:  # the per-launch head GEMV (16 rows x 1024 columns per program)
+            gemv(out, emb, self.hs[-1], gain=lnf, eps=EPS, target_programs=528)
 
     def gave_up(self) -> int:
         """1 when a wait gave up since this plan was built (the step is then wrong), else 0."""

@@ -26,12 +26,22 @@ MODE_QKV_ROPE = 1
 
 @triton.jit
 def _wait(PDL: tl.constexpr, sync_ptr=None, stage=0, target=0):
-    """PDL 1: wait for the previous launch (griddepcontrol); 2: for `target` finished items of `stage`
-    of this launch (suite/lib/dataflow_sync.py); 0: nothing to wait for."""
+    """PDL 1: wait for the previous launch (griddepcontrol); 2 or 3: for `target` finished items of
+    `stage` of this launch (suite/lib/dataflow_sync.py); 0: nothing to wait for."""
     if PDL == 1:
         tl.extra.cuda.gdc_wait()
-    if PDL == 2:
+    if PDL >= 2:
         wait_done(sync_ptr, stage, target)
+
+
+@triton.jit
+def _ask_l2_rest(w_ptr, rows, K: tl.constexpr, BLOCK_K: tl.constexpr):
+    """Ask the L2 for columns BLOCK_K.. of W's rows (one request per 128-byte line, bf16)."""
+    for c0 in tl.static_range(BLOCK_K, K, 2048):
+        cols = tl.minimum(c0 + tl.arange(0, 32) * 64, K - 64)  # a repeated line costs nothing
+        tl.inline_asm_elementwise("prefetch.global.L2 [$1]; mov.u32 $0, 0;", "=r,l",
+                                  [w_ptr + rows[:, None] * K + cols[None, :]], dtype=tl.int32, is_pure=False,
+                                  pack=1)
 
 
 @triton.jit
@@ -45,13 +55,18 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
               BLOCK_K: tl.constexpr, TWO: tl.constexpr, NORM: tl.constexpr, PDL: tl.constexpr,
               EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0):
     """(W[rows_a] x, W[rows_b] x or 0, sum x^2) with x *= gain under NORM; fp32. EVICT: the weight
-    loads' L2 eviction policy ("" or "evict_first": read once, so they need not displace prefetches)."""
+    loads' L2 eviction policy ("" or "evict_first": read once, so they need not displace prefetches).
+    The first BLOCK_K columns are loaded before the wait (_wait); with PDL 3 the rest are asked of the L2."""
     cols = tl.arange(0, BLOCK_K)
     wa = tl.load(w_ptr + rows_a[:, None] * K + cols[None, :], eviction_policy=EVICT)
     if TWO:
         wb = tl.load(w_ptr + rows_b[:, None] * K + cols[None, :], eviction_policy=EVICT)
     else:
         wb = wa
+    if PDL == 3:
+        _ask_l2_rest(w_ptr, rows_a, K, BLOCK_K)
+        if TWO:
+            _ask_l2_rest(w_ptr, rows_b, K, BLOCK_K)
     _wait(PDL, sync_ptr, stage, target)
     _launch_next(PDL)
     acc_a = tl.zeros([BLOCK_N], tl.float32)

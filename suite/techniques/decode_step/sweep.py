@@ -53,10 +53,10 @@ _WIDE = {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12), "evict": "evict_first", 
 MORE = (_MMA, _PF, {**_PF, "evict": "evict_first"}, _WIDE, _P)  # again at each --more-kv
 _DF = {"dataflow": True}
 DATAFLOW = (  # --dataflow: the one-launch work-item step (suite/lib/decode_dataflow.py) around its default
-    _T, _DF, {**_DF, "ticket": False}, {**_DF, "rows": {"D": 4}},
+    _T, _DF, {**_DF, "ask_l2": True}, {**_DF, "head_launch": True}, {**_DF, "ask_l2": True, "head_launch": True},
+    {**_DF, "ticket": False}, {**_DF, "num_warps": 8, "rows": {"QKV": 8, "O": 8, "GU": 8, "D": 4, "HEAD": 8}},
     {**_DF, "rows": {"QKV": 2, "O": 2, "GU": 2, "D": 1, "HEAD": 2}, "block_k": {"D": 4096}},
-    {**_DF, "num_warps": 8, "rows": {"QKV": 8, "O": 8, "GU": 8, "D": 4, "HEAD": 8}},
-    {**_DF, "rows": {"O": 8, "HEAD": 8}, "block_k": {"D": 8192}},
+    {**_DF, "rows": {"D": 4}}, {**_DF, "rows": {"O": 8, "HEAD": 8}, "block_k": {"D": 8192}},
 )
 DATAFLOW_MORE = DATAFLOW[:2] + DATAFLOW[4:5]
 
