@@ -21,10 +21,11 @@ from suite.lib.decode_attention import attn_mma_item, split_plan
 from suite.lib.decode_gemv import embed_row, gemv, gemv_rows, pair_rows
 from suite.lib.interp import interpreting
 
-# rows (pairs) per item and the K chunk loaded before the wait (all of K but for down's 8192): 128
-# registers with 4 warps, so 4 programs per SM; 16-32 KB of weights each (8 KB of down's 32 KB)
-ROWS = {"QKV": 4, "O": 4, "GU": 4, "D": 2, "HEAD": 4}
-BLOCK_K = {"QKV": 2048, "O": 2048, "GU": 2048, "D": 2048, "HEAD": 2048}
+# rows (pairs) per item and the K chunk loaded before the wait: 128 registers with 4 warps, so 4 programs
+# per SM; 32-64 KB of weights per item (QKV and O: all of K loaded before the wait; gate/up, down, head: the
+# first chunk). Half the items (and a fifth less time, H200) of 16-32 KB items; bigger ones take more registers.
+ROWS = {"QKV": 4, "O": 4, "GU": 8, "D": 4, "HEAD": 8}
+BLOCK_K = {"QKV": 2048, "O": 2048, "GU": 1024, "D": 1024, "HEAD": 512}
 
 
 @triton.jit
@@ -134,11 +135,12 @@ class DataflowDecode:
     "D", "HEAD") rows (pairs) per item and the K chunk loaded before the wait; ticket: claim items
     atomically (else in launch order, which the hardware follows but does not promise); ask_l2: before
     waiting, ask the L2 for the rest of the item's weights and an attention split's K/V; head_launch: the
-    LM head as a second launch (triton_step's head GEMV) instead of items."""
+    LM head as a second launch (triton_step's head GEMV) instead of items; maxnreg: a register cap per thread
+    (more programs per SM, spills)."""
 
     def __init__(self, L, H, hq, hkv, S, D, inter, V, device, num_warps: int = 4, rows: dict | None = None,
                  block_k: dict | None = None, ticket: bool = True, max_split: int = 64, evict: str = "",
-                 ask_l2: bool = False, head_launch: bool = False):
+                 ask_l2: bool = False, head_launch: bool = False, maxnreg: int | None = None):
         f32 = {"device": device, "dtype": torch.float32}
         self.hs, self.q = torch.empty(2 * L + 1, H, **f32), torch.empty(hq * D, **f32)
         self.att, self.act = torch.empty(hq * D, **f32), torch.empty(inter, **f32)
@@ -152,6 +154,8 @@ class DataflowDecode:
         n_out = {"QKV": nqkv // 2, "O": H, "GU": inter, "D": H, "HEAD": V}
         k_of = {"QKV": H, "O": hq * D, "GU": H, "D": inter, "HEAD": H}
         want, bk = {**ROWS, **(rows or {})}, {**BLOCK_K, **(block_k or {})}
+        if head_launch:  # the head branch is compiled but runs no item: keep its registers few
+            want["HEAD"], bk["HEAD"] = 1, 256
         bn = {k: next(b for b in (16, 8, 4, 2, 1) if b <= want[k] and n % b == 0) for k, n in n_out.items()}
         self.items = {k: n_out[k] // bn[k] for k in bn}
         self.items["ATTN"] = hkv * self.nsplit
@@ -161,7 +165,8 @@ class DataflowDecode:
         self.meta = dict(L=L, H=H, HQ=hq, HKV=hkv, D=D, INTER=inter, **{f"BN_{k}": v for k, v in bn.items()},
                          **{f"BK_{k}": min(bk[k], k_of[k]) for k in bn}, CHUNK=self.chunk, BLOCK_S=64,
                          NSPLIT=self.nsplit, UPCAST=interpreting(), EVICT=evict, NSYNC=nsync,
-                         TICKET=ticket, WAIT=3 if ask_l2 and not interpreting() else 2, num_warps=num_warps)
+                         TICKET=ticket, WAIT=3 if ask_l2 and not interpreting() else 2, num_warps=num_warps,
+                         **({"maxnreg": maxnreg} if maxnreg and not interpreting() else {}))
         self.S, self.D = S, D
 
     def __call__(self, out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos) -> None:

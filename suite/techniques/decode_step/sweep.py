@@ -52,13 +52,14 @@ FINAL = (  # after the nightly at the same commit: around the tuned step
 _WIDE = {**_FE, "pf_wo": True, "pf_gu_mb": (0, 24, 12), "evict": "evict_first", "pf_qkv_next": True}
 MORE = (_MMA, _PF, {**_PF, "evict": "evict_first"}, _WIDE, _P)  # again at each --more-kv
 _DF = {"dataflow": True}
+_R1 = {"rows": {"QKV": 4, "O": 4, "GU": 4, "D": 2, "HEAD": 4}, "block_k": {"QKV": 2048, "O": 2048, "GU": 2048,
+                                                                       "D": 2048, "HEAD": 2048}}
 DATAFLOW = (  # --dataflow: the one-launch work-item step (suite/lib/decode_dataflow.py) around its default
-    _T, _DF, {**_DF, "ask_l2": True}, {**_DF, "head_launch": True}, {**_DF, "ask_l2": True, "head_launch": True},
-    {**_DF, "ticket": False}, {**_DF, "num_warps": 8, "rows": {"QKV": 8, "O": 8, "GU": 8, "D": 4, "HEAD": 8}},
-    {**_DF, "rows": {"QKV": 2, "O": 2, "GU": 2, "D": 1, "HEAD": 2}, "block_k": {"D": 4096}},
-    {**_DF, "rows": {"D": 4}}, {**_DF, "rows": {"O": 8, "HEAD": 8}, "block_k": {"D": 8192}},
+    _T, _DF, {**_DF, "ticket": False}, {**_DF, "ask_l2": True}, {**_DF, "head_launch": True},
+    {**_DF, "ticket": False, "ask_l2": True, "head_launch": True}, {**_DF, **_R1}, {**_DF, "maxnreg": 96},
+    {**_DF, "rows": {"D": 2}, "block_k": {"D": 2048}}, {**_DF, "rows": {"HEAD": 16}, "block_k": {"HEAD": 256}},
 )
-DATAFLOW_MORE = DATAFLOW[:2] + DATAFLOW[4:5]
+DATAFLOW_MORE = DATAFLOW[:2] + DATAFLOW[5:6]
 
 
 def step_fn(cfg: dict):
