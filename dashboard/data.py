@@ -117,10 +117,27 @@ def claims(url: str) -> pd.DataFrame:
 
 def side_results(url: str, index: pd.DataFrame, run_ids: list[str], other: pd.DataFrame) -> pd.DataFrame:
     """The rows of one side's runs (`index`: their result_index rows; `other`: the other side's) that its
-    verdict reads (verdict.pooled_ids), in the side's run order then result id: POINT_COLUMNS."""
-    full = queries.results_by_id(url, verdict.pooled_ids(index, run_ids, other))
+    verdict reads (verdict.pooled_ids), in the side's run order then result id: POINT_COLUMNS. A row whose
+    samples alone are pooled is read as its samples, the rest taken from its series' newest row."""
+    whole, samples_only = verdict.pooled_ids(index, run_ids, other)
+    full = queries.results_by_id(url, whole)
+    if samples_only:
+        full = pd.concat([full, _pooled_rows(url, index, samples_only, full)], ignore_index=True)
     pos = full["run_id"].map({r: i for i, r in enumerate(run_ids)})
     return full.assign(_pos=pos).sort_values(["_pos", "result_id"]).drop(columns="_pos").reset_index(drop=True)
+
+
+def _pooled_rows(url: str, index: pd.DataFrame, ids: list[int], full: pd.DataFrame) -> pd.DataFrame:
+    """POINT_COLUMNS rows of result ids whose samples are pooled: their own id, run, time, status and
+    samples (queries.samples_by_id), every other column their series' row in `full` (its newest)."""
+    series = ["benchmark_id", "metric", "_p"]
+    own = ["result_id", "run_id", "started_at", "status"]
+    rows = index[index["result_id"].isin(ids)]
+    rows = rows.assign(_p=rows["protocol"].fillna(""))[own + series]
+    newest = full.assign(_p=full["protocol"].fillna("")).drop(columns=own + ["samples"])
+    rows = rows.merge(newest.drop_duplicates(series, keep="last"), on=series, how="inner", validate="many_to_one")
+    samples = queries.samples_by_id(url, ids)
+    return rows.assign(samples=rows["result_id"].map(samples))[list(full.columns)]
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)

@@ -72,6 +72,13 @@ def pool_runs(results: pd.DataFrame) -> pd.DataFrame:
     metric its newest row; a series that failed in any run keeps its newest failed row."""
     if results.empty or not results.duplicated(KEY).any():
         return results
+    return pd.DataFrame(pooled_records(results), columns=results.columns)
+
+
+def pooled_records(results: pd.DataFrame) -> list[dict]:
+    """pool_runs(results) as records (what compare reads: no frame built and walked again)."""
+    if results.empty or not results.duplicated(KEY).any():
+        return records(results)
     groups: dict = {}
     for rec in records(results.sort_values("started_at", kind="stable")):
         groups.setdefault(tuple(rec[k] for k in KEY), []).append(rec)
@@ -84,17 +91,18 @@ def pool_runs(results: pd.DataFrame) -> pd.DataFrame:
             if len(pooled):
                 last["samples"], last["value"] = pooled, float(np.median(pooled))
         rows.append(last)
-    return pd.DataFrame(rows, columns=results.columns)
+    return rows
 
 
-def pooled_ids(index: pd.DataFrame, run_ids: list[str], other: pd.DataFrame) -> list[int]:
+def pooled_ids(index: pd.DataFrame, run_ids: list[str], other: pd.DataFrame) -> tuple[list[int], list[int]]:
     """The result ids of a result_index frame (one side's runs, `run_ids` in the side's order) that
-    pool_runs needs: per series its newest row (its newest failed row where one failed), and every row of
-    a timing or rate series measured ok in several runs (their samples are pooled) where the other side's
-    index `other` holds the series (same protocol, or either without one). A series the other side lacks
-    is not compared, so its samples are not read: it keeps its newest run's row."""
+    pool_runs needs, as (rows read whole, rows of which only the samples are read): whole, per series its
+    newest row (its newest failed row where one failed); samples only, every older row of a timing or rate
+    series measured ok in several runs (their samples are pooled; the rest of the pooled row is its newest
+    row's) where the other side's index `other` holds the series (same protocol, or either without one).
+    A series the other side lacks is not compared, so its samples are not read: it keeps its newest run's row."""
     if index.empty:
-        return []
+        return [], []
     pos = {r: i for i, r in enumerate(run_ids)}
     # columns walked as lists: iterating a pandas (Arrow) string column boxes each cell, 10x slower
     metric_unit = list(zip(index["metric"].tolist(), index["unit"].tolist()))
@@ -114,7 +122,8 @@ def pooled_ids(index: pd.DataFrame, run_ids: list[str], other: pd.DataFrame) -> 
     pooled = (n > 1) & ~bad & idx["_rate"] & idx["_paired"]
     newest = ~idx.duplicated(series, keep="last")
     newest_bad = idx["_bad"] & ~idx[idx["_bad"]].duplicated(series, keep="last").reindex(idx.index, fill_value=True)
-    return [int(i) for i in idx.loc[pooled | (newest & ~bad) | newest_bad, "result_id"]]
+    return ([int(i) for i in idx.loc[(newest & ~bad) | newest_bad, "result_id"]],
+            [int(i) for i in idx.loc[pooled & ~newest, "result_id"]])
 
 
 def compare(baseline: pd.DataFrame, candidate: pd.DataFrame) -> pd.DataFrame:
@@ -122,9 +131,8 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame) -> pd.DataFrame:
     whose baseline exists only under another timing protocol is a missing baseline that says so."""
     if candidate.empty:
         return pd.DataFrame(columns=COLUMNS)
-    baseline, candidate = pool_runs(baseline), pool_runs(candidate)
-    base = prepare([result_row(r) for r in records(baseline)]) if not baseline.empty else []
-    cand = prepare([result_row(r) for r in records(candidate)])
+    base = prepare([result_row(r) for r in pooled_records(baseline)]) if not baseline.empty else []
+    cand = prepare([result_row(r) for r in pooled_records(candidate)])
     paired, bmap = pair(base, cand, _key, _key, lambda k: k[:4])
     protocols_of: dict = {}
     for k in bmap:

@@ -247,6 +247,21 @@ def results_by_id(url: Optional[str], ids: Iterable[int], chunk: int = 5000) -> 
     return pd.concat(found, ignore_index=True)
 
 
+def samples_by_id(url: Optional[str], ids: Iterable[int], chunk: int = 5000) -> pd.Series:
+    """The samples of the given result ids as float64 arrays (as results_by_id reads them), by result id."""
+    ids = [int(i) for i in ids]
+    out: dict = {}
+    if "results" not in tables(url) or not ids:
+        return pd.Series(out, dtype=object)
+    fallback = case((Result.samples_f64.is_(None), type_coerce(Result.samples, Text)))
+    with read_engine(url).connect() as conn:
+        for i in range(0, len(ids), chunk):
+            stmt = select(Result.id, Result.samples_f64, fallback).where(Result.id.in_(ids[i:i + chunk]))
+            for rid, blob, js in conn.execute(stmt):
+                out[rid] = unpack(blob) if js is None else unpack(pack(_json(js)))
+    return pd.Series(out, dtype=object)
+
+
 def technique_results(url: Optional[str], technique: str, metrics: Iterable[str],
                       run_ids: Iterable[str] = (), param: Optional[str] = None) -> pd.DataFrame:
     """Results of a technique's metrics (optionally of some runs only, and only of benchmarks whose

@@ -88,9 +88,10 @@ def test_ingest_writes_the_binary_and_the_dashboard_reads_it(db_url):
         conn.execute(text("UPDATE results SET samples_f64 = NULL WHERE id = :i"), {"i": ids[2]})
     engine.dispose()
     got = queries.results_by_id(db_url, ids).set_index("result_id").loc[ids]
+    alone = queries.samples_by_id(db_url, ids)  # the pooled rows' read: the samples and nothing else
     for rid, x in zip(ids, d["results"]):
         s = got.loc[rid, "samples"]
-        assert isinstance(s, np.ndarray) and same(s, x["samples"])
+        assert isinstance(s, np.ndarray) and same(s, x["samples"]) and same(alone[rid], x["samples"])
     # the JSON list itself, as the other readers see it, is unchanged
     pts = queries.run_results(db_url, "run-a").set_index("result_id").loc[ids]
     assert [list(s) for s in pts["samples"]] == [x["samples"] for x in d["results"]]
