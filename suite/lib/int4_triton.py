@@ -49,3 +49,21 @@ def nibble_fp32(words, J: tl.constexpr, CENTRED: tl.constexpr):
     else:
         out = (c + 128).to(tl.float32)
     return out
+
+
+
+# An asynchronous L2 prefetch of `size` bytes (a multiple of 16, 16-byte aligned) with the
+# evict_first cache policy (sm_90): weights read once, brought in ahead of their loads, marked to
+# leave the L2 before lines another kernel left there (dirty ones cost a write-back each).
+_BULK_PREFETCH_EVICT_FIRST = tl.constexpr(
+    "{ .reg .b64 pol; .reg .pred p; setp.ne.b32 p, $2, 0; "
+    "createpolicy.fractional.L2::evict_first.b64 pol, 1.0; "
+    "@p cp.async.bulk.prefetch.L2.global.L2::cache_hint [$1], 64, pol; mov.b32 $0, 0; }")
+
+
+@triton.jit
+def prefetch_evict_first(ptrs, mask):
+    """Asks the L2 for the 64 bytes at each of ptrs (16-byte aligned) where mask, evict_first;
+    a hint (no wait, no result; CUDA only)."""
+    tl.inline_asm_elementwise(_BULK_PREFETCH_EVICT_FIRST, "=r,l,r", [ptrs, mask.to(tl.int32)],
+                              dtype=tl.int32, is_pure=False, pack=1)

@@ -20,20 +20,27 @@ import torch
 import triton
 import triton.language as tl
 
-from suite.lib.int4_triton import bias_bf16, nibble_bf16, nibble_fp32
+from suite.lib.int4_triton import bias_bf16, nibble_bf16, nibble_fp32, prefetch_evict_first
 from suite.lib.interp import interpreting
 from suite.lib.triton_round import round_bf16
 
 
 @triton.jit
-def _block(acc, a_rows, qw_cols, s_ptr, s, blk, rn, n_ok, m_ok, ri, sak, sqk, ssg, ssn,
+def _prefetch(qw_ptr, blk, pid_n, N, sqk, ok, BN: tl.constexpr):
+    """L2 prefetch, evict_first, of the (16 words x BN) tile of block blk in 64-byte pieces."""
+    e = tl.arange(0, BN)  # BN / 16 pieces per row of BN words
+    row, col = e // (BN // 16), (e % (BN // 16)) * 16 + pid_n * BN
+    prefetch_evict_first(qw_ptr + (blk * 16 + row) * sqk + col, ok & (col < N))
+
+
+@triton.jit
+def _block(acc, words, a_rows, s_ptr, s, blk, rn, n_ok, m_ok, ri, sak, ssg, ssn,
            GROUP: tl.constexpr, PI: tl.constexpr, PJ: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
            UPCAST: tl.constexpr, ASM: tl.constexpr, CENTRED: tl.constexpr):
-    """acc (BM, BN) fp32 plus the product of the 128-K block `blk`: 16 packed words per column;
-    s (BN,) fp32 the block's scales when GROUP % 128 == 0."""
+    """acc (BM, BN) fp32 plus the product of the 128-K block `blk`: words (16, BN) int32 its packed
+    weights; s (BN,) fp32 the block's scales when GROUP % 128 == 0."""
     tl.static_assert(ASM or UPCAST or not CENTRED, "centred weights come from the inline-PTX unpacking")
     k0 = blk * 128
-    words = tl.load(qw_cols[None, :] + (blk * 16 + ri)[:, None] * sqk, mask=n_ok[None, :], other=0)
     if GROUP % 128 == 0:
         p = tl.zeros((BM, BN), dtype=tl.float32)
         for j in tl.static_range(8):
@@ -72,7 +79,7 @@ def decode_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
                   sam, sak, sqk, sqn, ssg, ssn, scm, scn, M_BUCKET,
                   GROUP: tl.constexpr, PI: tl.constexpr, PJ: tl.constexpr, BM: tl.constexpr,
                   BN: tl.constexpr, SPLIT_K: tl.constexpr, UPCAST: tl.constexpr, ASM: tl.constexpr = False,
-                  CENTRED: tl.constexpr = False, PREFETCH: tl.constexpr = False):
+                  CENTRED: tl.constexpr = False, PREFETCH: tl.constexpr = False, PF_DIST: tl.constexpr = 0):
     pid_n = tl.program_id(0)
     pid_k = tl.program_id(1)
     pid_m = tl.program_id(2)
@@ -91,14 +98,28 @@ def decode_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
     # The scales (2 bytes per column and block) are too small for the asynchronous copies that
     # prefetch the words and activations; PREFETCH loads them one block ahead instead.
     s_next = tl.load(s_row + (first * 128 // GROUP) * ssg, mask=n_ok & (first < last), other=0.0)
+    if PF_DIST > 0 and not UPCAST:  # the first PF_DIST blocks' words into the L2, evict_first
+        for d in tl.static_range(PF_DIST):
+            _prefetch(qw_ptr, first + d, pid_n, N, sqk, first + d < last, BN)
     for blk in range(first, last):
         if PREFETCH:
             s_blk = s_next.to(tl.float32)
             s_next = tl.load(s_row + ((blk + 1) * 128 // GROUP) * ssg, mask=n_ok & (blk + 1 < last), other=0.0)
         else:
             s_blk = tl.load(s_row + (blk * 128 // GROUP) * ssg, mask=n_ok, other=0.0).to(tl.float32)
-        acc = _block(acc, a_rows, qw_cols, s_ptr, s_blk, blk, rn, n_ok, m_ok, ri, sak, sqk, ssg, ssn,
+        if PF_DIST > 0 and not UPCAST:
+            _prefetch(qw_ptr, blk + PF_DIST, pid_n, N, sqk, blk + PF_DIST < last, BN)
+        words = tl.load(qw_cols[None, :] + (blk * 16 + ri)[:, None] * sqk, mask=n_ok[None, :], other=0)
+        acc = _block(acc, words, a_rows, s_ptr, s_blk, blk, rn, n_ok, m_ok, ri, sak, ssg, ssn,
                      GROUP, PI, PJ, BM, BN, UPCAST, ASM, CENTRED)
+    finish(acc, c_ptr, ws_ptr, lock_ptr, rm, rn, m_ok, n_ok, N, scm, scn, pid_m, BM, BN, SPLIT_K)
+
+
+@triton.jit
+def finish(acc, c_ptr, ws_ptr, lock_ptr, rm, rn, m_ok, n_ok, N, scm, scn, pid_m,
+           BM: tl.constexpr, BN: tl.constexpr, SPLIT_K: tl.constexpr):
+    """Writes acc (BM, BN) fp32 to out (rows rm, columns rn) as bf16; with SPLIT_K > 1, adds it to the
+    fp32 workspace and the last program of the tile writes the sum and zeroes workspace and counter."""
     c_mask = m_ok[:, None] & n_ok[None, :]
     c_ptrs = c_ptr + rm[:, None] * scm + rn[None, :] * scn
     if SPLIT_K == 1:
@@ -107,7 +128,7 @@ def decode_kernel(a_ptr, qw_ptr, s_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
         ws_ptrs = ws_ptr + rm[:, None] * N + rn[None, :]
         tl.atomic_add(ws_ptrs, acc, mask=c_mask, sem="relaxed")
         tl.debug_barrier()  # every thread's adds are issued before the counter moves
-        tile = pid_m * tl.num_programs(0) + pid_n
+        tile = pid_m * tl.num_programs(0) + tl.program_id(0)
         if tl.atomic_add(lock_ptr + tile, 1, sem="acq_rel") == SPLIT_K - 1:
             total = tl.load(ws_ptrs, mask=c_mask, other=0.0, cache_modifier=".cg")
             tl.store(c_ptrs, total.to(c_ptr.dtype.element_ty), mask=c_mask)

@@ -46,13 +46,14 @@ def _call(v, out, inp):
              num_stages=st)
 
 
-def _compile(variants, device: str = "cuda", n: int = 4096, k: int = 4096) -> list[str]:
-    """Compiles (by running once) each variant on a Llama-like shape; returns the failures."""
+def _compile(variants, device: str = "cuda", n: int = 4096, k: int = 4096, call=None) -> list[str]:
+    """Compiles (by running `call`, this sweep's launcher by default, once) each variant on a
+    Llama-like shape at M = 16; returns the failures."""
     inp = R.make_inputs({"m": 16, "n": n, "k": k}, 0, device)
     out, bad = torch.empty(16, n, device=device, dtype=torch.bfloat16), []
     for v in variants:
         try:
-            _call(v, out, inp)
+            (call or _call)(v, out, inp)
             if device == "cuda":
                 torch.cuda.synchronize()
         except Exception as e:  # noqa: BLE001 - reported per variant
