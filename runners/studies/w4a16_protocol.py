@@ -25,6 +25,7 @@ import triton.language as tl
 from runners.correctness import rel_err
 from runners.timing import Protocol, measure
 from suite.techniques.w4a16_gemm import _LLAMA, TECHNIQUE
+from suite.techniques.w4a16_gemm import gluon_w4a16_decode as G
 from suite.techniques.w4a16_gemm import reference as R
 from suite.techniques.w4a16_gemm import triton_w4a16_decode as D
 from suite.techniques.w4a16_gemm import triton_w4a16_tma as T
@@ -76,18 +77,22 @@ def _read(mode: int, dist: int = 4):
     return call
 
 
-# Decode variants: (kind, BN, SPLIT_K, stages, PF_DIST); kind "d" the decode kernel (centred
-# inline PTX, scales one block ahead), "t" the TMA kernel.
+# Decode variants: (kind, BN, SPLIT_K, stages or depth, PF_DIST or EVICT); kind "d" the decode kernel
+# (centred inline PTX, scales one block ahead; L2 prefetch PF_DIST blocks ahead), "t" the TMA kernel,
+# "g" the Gluon kernel (words straight into MMA registers, depth blocks ahead, EVICT: evict_first).
 VARIANTS = ([("d", 128, sp, 3, pf) for sp in (4, 8, 16) for pf in (0, 2, 4)]
-            + [("d", 256, sp, 3, pf) for sp in (4, 8, 16) for pf in (0, 4)]
-            + [("d", 128, sp, 4, pf) for sp in (4, 8) for pf in (0, 2)]
-            + [("t", 128, sp, 4, 0) for sp in (4, 8)])
+            + [("d", 256, sp, 3, pf) for sp in (4, 8) for pf in (0, 4)]
+            + [("d", 128, sp, 4, 0) for sp in (4, 8)]
+            + [("t", 128, sp, 4, 0) for sp in (4, 8)]
+            + [("g", 128, sp, dp, ev) for sp in (4, 8, 16) for dp, ev in ((2, 0), (2, 1), (3, 1))])
 SPLIT_OF = {"8b_qkvo": 8, "8b_up": 4, "8b_down": 16, "70b_up": 4}  # the tuner's choice at 3d21581
 
 
 def _call(v, out, inp):
     kind, bn, sp, st, pf = v
-    if kind == "t":
+    if kind == "g":
+        G.launch(out, inp["a"], inp["qweight_k16"], inp["scales"], BN=bn, SPLIT_K=sp, DEPTH=st, EVICT=bool(pf))
+    elif kind == "t":
         T.launch(out, inp["a"], inp["qweight_k16"], inp["scales"], BN=bn, SPLIT_K=sp, STAGES=st)
     else:
         D.launch(out, inp["a"], inp["qweight_k16"], inp["scales"], kernel=D.decode_kernel, BM=16, BN=bn,
@@ -194,9 +199,9 @@ def main() -> None:
     save()
 
     tol = TECHNIQUE.tolerances["default"].k
-    for layer in ("70b_up", "8b_up", "8b_down", "8b_qkvo"):  # the largest first: the budget may end the run
-        n, k = _LLAMA[layer]
-        for m in (1, 16):
+    for m in (1, 16):  # the largest layers first: the budget may end the run
+        for layer in ("70b_up", "8b_up", "8b_down", "8b_qkvo"):
+            n, k = _LLAMA[layer]
             p = {"m": m, "n": n, "k": k}
             fresh = R.make_inputs(p, 1000 + m, "cuda")
             oracle_f, lo_f = R.reference(**fresh), None
@@ -225,7 +230,7 @@ def main() -> None:
                     fn = lambda v=v: _call(v, out, inp)  # noqa: E731
                     row["zero_us"] = _median_us(fn, "zero")
                     row["x_cublas"] = cub_us["zero"] / row["zero_us"]
-                    if v[4] in (0, 4) and v[2] == SPLIT_OF[layer]:
+                    if v[2] == SPLIT_OF[layer] and (v[0] != "d" or v[4] in (0, 4)):
                         row["read_us"] = _median_us(fn, "read")
                 res["rows"].append(row)
             done = [r for r in res["rows"] if r["layer"] == layer and r["m"] == m and "x_cublas" in r]
