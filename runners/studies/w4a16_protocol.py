@@ -26,6 +26,7 @@ from runners.correctness import rel_err
 from runners.timing import Protocol, measure
 from suite.techniques.w4a16_gemm import _LLAMA, TECHNIQUE
 from suite.techniques.w4a16_gemm import gluon_w4a16_decode as G
+from suite.techniques.w4a16_gemm import packing
 from suite.techniques.w4a16_gemm import reference as R
 from suite.techniques.w4a16_gemm import triton_w4a16_decode as D
 from suite.techniques.w4a16_gemm import triton_w4a16_tma as T
@@ -84,7 +85,8 @@ VARIANTS = ([("d", 128, sp, 3, pf) for sp in (4, 8, 16) for pf in (0, 2, 4)]
             + [("d", 256, sp, 3, pf) for sp in (4, 8) for pf in (0, 4)]
             + [("d", 128, sp, 4, 0) for sp in (4, 8)]
             + [("t", 128, sp, 4, 0) for sp in (4, 8)]
-            + [("g", 128, sp, dp, ev) for sp in (4, 8, 16) for dp, ev in ((2, 0), (2, 1), (3, 1))])
+            + [("g", 128, sp, dp, ev) for sp in (4, 8, 16) for dp, ev in ((2, 0), (2, 1), (3, 1))]
+            + [("gv", 128, sp, dp, 1) for sp, dp in ((4, 2), (8, 2), (16, 2), (4, 3), (8, 3))])  # 16-byte loads
 SPLIT_OF = {"8b_qkvo": 8, "8b_up": 4, "8b_down": 16, "70b_up": 4}  # the tuner's choice at 3d21581
 
 
@@ -92,6 +94,11 @@ def _call(v, out, inp):
     kind, bn, sp, st, pf = v
     if kind == "g":
         G.launch(out, inp["a"], inp["qweight_k16"], inp["scales"], BN=bn, SPLIT_K=sp, DEPTH=st, EVICT=bool(pf))
+    elif kind == "gv":
+        if "qweight_k16t" not in inp:
+            inp["qweight_k16t"] = packing.k16_to_k16t(inp["qweight_k16"])
+        G.launch(out, inp["a"], inp["qweight_k16t"], inp["scales"], BN=bn, SPLIT_K=sp, DEPTH=st, EVICT=bool(pf),
+                 VEC=True)
     elif kind == "t":
         T.launch(out, inp["a"], inp["qweight_k16"], inp["scales"], BN=bn, SPLIT_K=sp, STAGES=st)
     else:

@@ -29,3 +29,21 @@ def unpack_k16(packed: torch.Tensor) -> torch.Tensor:
     u = (words >> shifts) & 0xF  # (N, block, j, i)
     return (u - 8).to(torch.int8).reshape(n, kw * 8).contiguous()
 
+
+
+# Within a block, slot 4 q + r of a column holds row i = 2 q + (r % 2) + 8 (r // 2) of pack_k16's
+# (16 words x N) tile: the four rows one thread of an m16n8k16 B operand holds, in its register order.
+SLOT_ROW = [2 * (s // 4) + (s % 2) + 8 * ((s % 4) // 2) for s in range(16)]
+
+
+def pack_k16t(q: torch.Tensor) -> torch.Tensor:
+    """(N, K) int8 codes in [-8, 7], K % 128 == 0 -> (N, K // 8) int32: pack_k16's words, each
+    column's 16 words of a block contiguous, in SLOT_ROW order (16-byte loads in the Gluon kernel)."""
+    return k16_to_k16t(pack_k16(q))
+
+
+def k16_to_k16t(words: torch.Tensor) -> torch.Tensor:
+    """pack_k16's (K // 8, N) int32 -> pack_k16t's (N, K // 8)."""
+    kw, n = words.shape
+    rows = torch.tensor(SLOT_ROW, device=words.device)
+    return words.reshape(kw // 16, 16, n)[:, rows, :].permute(2, 0, 1).reshape(n, kw).contiguous()
