@@ -80,6 +80,17 @@ def test_k16_packing_puts_16_consecutive_k_in_each_nibble_plane():
     assert torch.equal(packing.unpack_k16(words), q)
 
 
+
+def test_k16t_packing_holds_each_threads_four_k_contiguously():
+    q = torch.randint(-8, 8, (24, 256), dtype=torch.int8, generator=torch.Generator().manual_seed(3))
+    words, t = packing.pack_k16(q), packing.pack_k16t(q)
+    assert t.shape == (24, 32) and t.is_contiguous()
+    # slot 4 q + r of a column's block: rows 2q, 2q + 1, 2q + 8, 2q + 9 of pack_k16's tile
+    for b, qq, n in ((0, 0, 0), (1, 3, 17), (0, 2, 23)):
+        got = [int(v) for v in t[n, 16 * b + 4 * qq: 16 * b + 4 * qq + 4]]
+        assert got == [int(words[16 * b + i, n]) for i in (2 * qq, 2 * qq + 1, 2 * qq + 8, 2 * qq + 9)]
+    assert sorted(t.flatten().tolist()) == sorted(words.flatten().tolist())
+
 @pytest.mark.parametrize("m,n,k,group,layout,config", [
     (1, 96, 384, 128, "k16", {"BM": 16, "BN": 32, "SPLIT_K": 2}),  # 3 steps, 2 splits
     (13, 160, 384, 128, "k16", {"BM": 16, "BN": 64, "SPLIT_K": 4}),  # a split with no step
@@ -134,6 +145,28 @@ def test_tma_kernel_matches_dequantize_then_gemm(m, n, k, config):
     for _ in range(2):  # the second call checks that split-K left workspace and counters at zero
         out = torch.full((m, n), float("nan"), dtype=torch.bfloat16)
         tma.launch(out, inp["a"], inp["qweight_k16"], inp["scales"], STAGES=2, **config)
+        assert torch.isfinite(out).all()
+        assert rel_err(out, oracle) <= 1.05 * rel_err(want, oracle)
+        ws, locks = decode.scratch(m, n, "cpu")
+        assert ws.eq(0).all() and locks.eq(0).all()
+
+
+
+@pytest.mark.parametrize("m,n,k,programs", [
+    (1, 96, 384, 5),  # 9 units of 3 blocks: 2 per program, tiles shared by 2 programs
+    (13, 160, 640, 4),  # a ragged column tile; 5 blocks a tile, 4 programs for 15 units
+    (3, 128, 1024, 7),  # a program spanning three tiles' ends
+    (2, 64, 512, 64),  # more programs than units: one block each, idle programs
+])
+def test_streamk_kernel_matches_dequantize_then_gemm(m, n, k, programs):
+    from suite.techniques.w4a16_gemm import triton_w4a16_streamk as sk
+
+    inp = R.make_inputs({"m": m, "n": n, "k": k}, seed=m + k, device="cpu")
+    want, oracle = _unfused(inp), R.reference(**inp)
+    for _ in range(2):  # the second call checks that workspace and counters were left at zero
+        out = torch.full((m, n), float("nan"), dtype=torch.bfloat16)
+        sk.launch(out, inp["a"], inp["qweight_k16"], inp["scales"], kernel=sk.streamk_kernel, BN=32,
+                  PROGRAMS=programs)
         assert torch.isfinite(out).all()
         assert rel_err(out, oracle) <= 1.05 * rel_err(want, oracle)
         ws, locks = decode.scratch(m, n, "cpu")

@@ -29,6 +29,7 @@ from suite.techniques.w4a16_gemm import gluon_w4a16_decode as G
 from suite.techniques.w4a16_gemm import packing
 from suite.techniques.w4a16_gemm import reference as R
 from suite.techniques.w4a16_gemm import triton_w4a16_decode as D
+from suite.techniques.w4a16_gemm import triton_w4a16_streamk as S
 from suite.techniques.w4a16_gemm import triton_w4a16_tma as T
 from suite.techniques.w4a16_gemm import tune_decode
 
@@ -81,18 +82,22 @@ def _read(mode: int, dist: int = 4):
 # Decode variants: (kind, BN, SPLIT_K, stages or depth, PF_DIST or EVICT); kind "d" the decode kernel
 # (centred inline PTX, scales one block ahead; L2 prefetch PF_DIST blocks ahead), "t" the TMA kernel,
 # "g" the Gluon kernel (words straight into MMA registers, depth blocks ahead, EVICT: evict_first).
-VARIANTS = ([("d", 128, sp, 3, pf) for sp in (4, 8, 16) for pf in (0, 2, 4)]
-            + [("d", 256, sp, 3, pf) for sp in (4, 8) for pf in (0, 4)]
-            + [("d", 128, sp, 4, 0) for sp in (4, 8)]
-            + [("t", 128, sp, 4, 0) for sp in (4, 8)]
-            + [("g", 128, sp, dp, ev) for sp in (4, 8, 16) for dp, ev in ((2, 0), (2, 1), (3, 1))]
-            + [("gv", 128, sp, dp, 1) for sp, dp in ((4, 2), (8, 2), (16, 2), (4, 3), (8, 3))])  # 16-byte loads
+VARIANTS = ([("d", 128, sp, 3, 0) for sp in (4, 8, 16)] + [("t", 128, 8, 4, 0)]
+            + [("s", p, st, nreg, 0) for p, st, nreg in ((264, 3, 0), (264, 4, 0), (396, 3, 0), (396, 4, 0),
+                                                         (528, 3, 0), (396, 3, 128), (528, 3, 128))])
+# Round 1 (at 4e0930f, docs/data/h200_w4a16_protocol_4e0930f.json): the decode kernel with BN 128 and
+# 256, split-K 4-16, L2 prefetch distance 0-4, 3-4 stages; the TMA kernel; the Gluon kernel ("g",
+# words in registers, depth 2-3, evict_first or not; "gv" 16-byte loads). "s": the stream-K kernel
+# (programs, stages, maxnreg or 0).
 SPLIT_OF = {"8b_qkvo": 8, "8b_up": 4, "8b_down": 16, "70b_up": 4}  # the tuner's choice at 3d21581
 
 
 def _call(v, out, inp):
     kind, bn, sp, st, pf = v
-    if kind == "g":
+    if kind == "s":
+        S.launch(out, inp["a"], inp["qweight_k16"], inp["scales"], kernel=S.streamk_kernel, BN=128, PROGRAMS=bn,
+                 num_warps=4, num_stages=sp, **({"maxnreg": st} if st else {}))
+    elif kind == "g":
         G.launch(out, inp["a"], inp["qweight_k16"], inp["scales"], BN=bn, SPLIT_K=sp, DEPTH=st, EVICT=bool(pf))
     elif kind == "gv":
         if "qweight_k16t" not in inp:
@@ -158,6 +163,7 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=100.0)
     ap.add_argument("--jobs", type=int, default=12)
     ap.add_argument("--tiny", action="store_true", help="argument parsing and imports only (no GPU)")
+    ap.add_argument("--no-floors", action="store_true", help="the variants only")
     args = ap.parse_args()
     if args.tiny:
         print(f"{len(VARIANTS)} variants; layers {list(_LLAMA)}")
@@ -180,10 +186,10 @@ def main() -> None:
             json.dump(res, f, indent=1)
 
     tiny = torch.empty(16, device="cuda")
-    for flush in ("zero", "read", "none"):
+    for flush in () if args.no_floors else ("zero", "read", "none"):
         res["floors"][f"empty_{flush}_us"] = _median_us(tiny.zero_, flush)
     print("empty launch (us):", {k: round(v, 2) for k, v in res["floors"].items()}, flush=True)
-    for layer, (n, k) in _LLAMA.items():  # the packed weights read and nothing else
+    for layer, (n, k) in () if args.no_floors else _LLAMA.items():  # the packed weights read, nothing else
         src = R.make_inputs({"m": 1, "n": n, "k": k}, 0, "cuda")["qweight_k16"]
         dst = torch.empty(SPLIT_OF[layer], n, device="cuda", dtype=torch.int32)
         want = None
@@ -237,7 +243,7 @@ def main() -> None:
                     fn = lambda v=v: _call(v, out, inp)  # noqa: E731
                     row["zero_us"] = _median_us(fn, "zero")
                     row["x_cublas"] = cub_us["zero"] / row["zero_us"]
-                    if v[2] == SPLIT_OF[layer] and (v[0] != "d" or v[4] in (0, 4)):
+                    if not args.no_floors and v[2] == SPLIT_OF[layer] and (v[0] != "d" or v[4] in (0, 4)):
                         row["read_us"] = _median_us(fn, "read")
                 res["rows"].append(row)
             done = [r for r in res["rows"] if r["layer"] == layer and r["m"] == m and "x_cublas" in r]

@@ -46,6 +46,10 @@ TECHNIQUE = Technique(
                   "slices (interleaved packing, made at load time) by inline PTX, two centred bf16 "
                   "weights per register (prmt, lop3, sub.bf16x2), tl.dot; scales one block ahead; "
                   "split-K by fp32 atomics; autotuned"),
+        Impl("triton_w4a16_streamk", f"{_PKG}.triton_w4a16_streamk:run", requires=("triton",),
+             note="the decode kernel's product in stream-K form up to M = 16: 264-528 programs share the "
+                  "(column tile, 128-K block) units evenly, partial tiles summed by fp32 atomics; "
+                  "autotuned; the split-K decode kernel beyond M = 16"),
         Impl("triton_dequant_cublas", f"{_PKG}.triton_unfused:run", requires=("triton",),
              note="one Triton pass writes bf16 weights (K,N), then torch.mm"),
         Impl("torch_dequant_cublas", f"{_PKG}.torch_unfused:run",

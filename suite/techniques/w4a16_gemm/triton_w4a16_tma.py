@@ -45,7 +45,7 @@ def tma_kernel(a_desc, qw_desc, s_desc, a_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K,
             else:
                 p = tl.dot(a_j, nibble_bf16(words, j, True), acc=p)
         acc += p * s
-    finish(acc, c_ptr, ws_ptr, lock_ptr, rm, rn, rm < M, rn < N, N, scm, scn, 0, 16, BN, SPLIT_K)
+    finish(acc, c_ptr, ws_ptr, lock_ptr, rm, rn, rm < M, rn < N, N, scm, scn, pid_n, SPLIT_K, 16, BN)
 
 
 def launch(out, a, qweight_k16, scales, BN: int = 128, SPLIT_K: int = 4, STAGES: int = 4, WS: bool = False,

@@ -5,7 +5,8 @@ and 16, beside cuBLAS bf16: a table with TB/s and the ratio, and the best config
 python3 -m suite.techniques.w4a16_gemm.tune_decode --out DIR [--budget-s 90] [--jobs 12]
 Configs are compiled first in parallel processes (Triton's disk cache), then timed in this one;
 floors first: an empty launch and a device copy of each layer's packed weights, L2 cleared.
---compile-only: the autotuner's CONFIGS into the disk cache (before a nightly run), nothing timed.
+--compile-only: the autotuners' CONFIGS (decode and stream-K kernels) into the disk cache (before a
+nightly run), nothing timed.
 --tiny: a few configs on small shapes, on the CPU under TRITON_INTERPRET=1 (a dry run of the script)."""
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import triton
 from suite.techniques.w4a16_gemm import TECHNIQUE, _LLAMA
 from suite.techniques.w4a16_gemm import reference as R
 from suite.techniques.w4a16_gemm import triton_w4a16_decode as D
+from suite.techniques.w4a16_gemm import triton_w4a16_streamk as S
 
 # (layout, BM, BN, SPLIT_K, warps, stages, ASM, CENTRED, PREFETCH): see triton_w4a16_decode; layout
 # "k16" (packing.pack_k16) or "k8" (int4.pack_k).
@@ -44,6 +46,15 @@ def _call(v, out, inp):
     D.launch(out, inp["a"], inp["qweight" if layout == "k8" else "qweight_k16"], inp["scales"], layout=layout,
              kernel=D.decode_kernel, BM=bm, BN=bn, SPLIT_K=sp, ASM=asm, CENTRED=cen, PREFETCH=pf, num_warps=w,
              num_stages=st)
+
+
+def _call_streamk(c, out, inp):
+    """One run of the stream-K kernel with autotuning config c."""
+    S.launch(out, inp["a"], inp["qweight_k16"], inp["scales"], kernel=S.streamk_kernel, **c.all_kwargs())
+
+
+def _compile_streamk(configs) -> list[str]:
+    return _compile(configs, call=_call_streamk)
 
 
 def _compile(variants, device: str = "cuda", n: int = 4096, k: int = 4096, call=None) -> list[str]:
@@ -97,8 +108,8 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=90.0)
     ap.add_argument("--jobs", type=int, default=12)
     ap.add_argument("--tiny", action="store_true")
-    ap.add_argument("--compile-only", action="store_true", help="compile the autotuner's configs (CONFIGS) "
-                    "in parallel into Triton's disk cache, and stop")
+    ap.add_argument("--compile-only", action="store_true", help="compile the autotuners' configs (the decode "
+                    "and stream-K kernels' CONFIGS) in parallel into Triton's disk cache, and stop")
     args = ap.parse_args()
     if not (args.out or args.compile_only):
         ap.error("--out is required for a sweep")
@@ -110,9 +121,12 @@ def main() -> None:
         failed = _compile(variants, dev, 64, 256)
     else:
         chunks = [variants[i::args.jobs] for i in range(args.jobs)]
-        compile_fn = importlib.import_module(__spec__.name if __spec__ else __name__)._compile  # picklable by name
+        mod = importlib.import_module(__spec__.name if __spec__ else __name__)  # functions picklable by name
         with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
-            failed = [f for bad in pool.map(compile_fn, chunks) for f in bad]
+            done = [pool.map(mod._compile, chunks)]  # map submits every task at once
+            if args.compile_only:  # and the stream-K kernel's autotuning configs
+                done.append(pool.map(mod._compile_streamk, [[c] for c in S.CONFIGS]))
+            failed = [f for results in done for bad in results for f in bad]
     print(f"compiled {len(variants)} configs in {time.time() - t0:.0f} s; failed: {failed}", flush=True)
     if args.compile_only:
         return
