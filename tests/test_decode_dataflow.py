@@ -20,6 +20,7 @@ from suite.techniques.decode_step.triton_step import run as fused  # noqa: E402
 @pytest.mark.parametrize("kv,opts", [
     (48, {}),
     (200, {"ticket": False, "head_launch": True}),
+    (48, {"front_only": True}),
     (80, {"rows": {"QKV": 2, "O": 2, "GU": 8, "D": 1, "HEAD": 16}, "block_k": {"D": 32}}),
 ])
 def test_dataflow_step_is_the_fused_step_and_leaves_its_counters_at_zero(kv, opts):
@@ -55,10 +56,10 @@ from suite.lib.ptxas import usage
 sig = {n: "*bf16" for n in ("emb", "wqkv", "wo", "wgu", "wd", "ln1", "ln2", "lnf", "kc", "vc")}
 sig.update({n: "*fp32" for n in ("logits", "hs", "q", "att", "act", "part_o", "part_ml")})
 sig.update(tok_ptr="*i64", pos_ptr="*i64", count="*i32", sync="*i32", eps="fp32", log2_theta="fp32",
-           qk_scale="fp32", S="i32")
+           qk_scale="fp32", S="i32", t0="i32")
 const = dict(L=16, H=2048, HQ=32, HKV=8, D=64, INTER=8192, **{f"BN_{k}": v for k, v in ROWS.items()},
              **{f"BK_{k}": v for k, v in BLOCK_K.items()}, CHUNK=64, BLOCK_S=64, NSPLIT=16, UPCAST=False,
-             EVICT="", NSYNC=128, TICKET=True, WAIT=3)
+             EVICT="", NSYNC=128, TICKET=True, WAIT=3, SUB=False)
 fn = decode_dataflow_kernel
 attrs = {(fn.arg_names.index(k),): [["tt.divisibility", 16]] for k, v in sig.items() if v.startswith("*")}
 src = triton.compiler.ASTSource(fn=fn, signature={**sig, **{k: "constexpr" for k in const}}, constexprs=const,

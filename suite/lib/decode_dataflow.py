@@ -18,7 +18,7 @@ import triton.language as tl
 
 from suite.lib.dataflow_sync import claim, signal_done, wait_done
 from suite.lib.decode_attention import attn_mma_item, split_plan
-from suite.lib.decode_gemv import embed_row, gemv, gemv_rows, pair_rows
+from suite.lib.decode_gemv import MODE_SWIGLU, embed_row, gemv, gemv_pair, gemv_rows, pair_rows
 from suite.lib.interp import interpreting
 
 # rows (pairs) per item and the K chunk loaded before the wait: 128 registers with 4 warps, so 4 programs
@@ -48,40 +48,28 @@ def _reset(sync, L: tl.constexpr, NSYNC: tl.constexpr):
 
 
 @triton.jit
-def _item(t, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, kc, vc, tok_ptr, pos_ptr, logits, hs, q, att, act,
-          part_o, part_ml, count, sync, eps, log2_theta, qk_scale, S,
-          L: tl.constexpr, H: tl.constexpr, HQ: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
-          INTER: tl.constexpr, BN_QKV: tl.constexpr, BN_O: tl.constexpr, BN_GU: tl.constexpr,
-          BN_D: tl.constexpr, BN_HEAD: tl.constexpr, BK_QKV: tl.constexpr, BK_O: tl.constexpr,
-          BK_GU: tl.constexpr, BK_D: tl.constexpr, BK_HEAD: tl.constexpr, CHUNK: tl.constexpr,
-          BLOCK_S: tl.constexpr, NSPLIT: tl.constexpr, UPCAST: tl.constexpr, EVICT: tl.constexpr,
-          NSYNC: tl.constexpr, WAIT: tl.constexpr):
-    """Item t: stage counters sync[2 + 5l + s] (s: 0 QKV, 1 attention, 2 O, 3 gate/up, 4 down), head 5L."""
+def _front(t, emb, wqkv, wo, ln1, kc, vc, tok_ptr, pos_ptr, hs, q, att, part_o, part_ml, count, sync, eps,
+           log2_theta, qk_scale, S, l, r, L: tl.constexpr, H: tl.constexpr, HQ: tl.constexpr, HKV: tl.constexpr,
+           D: tl.constexpr, BN_QKV: tl.constexpr, BN_O: tl.constexpr, BK_QKV: tl.constexpr, BK_O: tl.constexpr,
+           CHUNK: tl.constexpr, BLOCK_S: tl.constexpr, NSPLIT: tl.constexpr, UPCAST: tl.constexpr,
+           EVICT: tl.constexpr, NSYNC: tl.constexpr, WAIT: tl.constexpr, ND: tl.constexpr, SUB: tl.constexpr):
+    """Item r of layer l's QKV (+ RoPE, cache write), attention splits or O (+ residual). SUB: the layer is a
+    launch of its own, so QKV waits on nothing and the last O item resets the counters."""
     NQKV: tl.constexpr = (HQ + 2 * HKV) * D
     NQ: tl.constexpr = NQKV // 2 // BN_QKV
     NA: tl.constexpr = HKV * NSPLIT
     NO: tl.constexpr = H // BN_O
-    NG: tl.constexpr = INTER // BN_GU
-    ND: tl.constexpr = H // BN_D
-    PER: tl.constexpr = NQ + NA + NO + NG + ND
-    l = t // PER
-    r = t - l * PER
+    WAIT_Q: tl.constexpr = 0 if SUB else WAIT
     kv_l = l * (HKV * S * D)
-    if t >= L * PER:  # the LM head after the last layer's down
-        b = t - L * PER
-        gemv_rows(emb, hs + 2 * L * H, lnf, logits, logits, eps, b, H, True, False, BN_HEAD, BK_HEAD, WAIT, EVICT,
-                  sync, 5 * L - 1, ND)
-        last = signal_done(sync, 5 * L)
-        if last == tl.num_programs(0) - L * PER - 1:  # every item is done
-            _reset(sync, L, NSYNC)
-    elif t < NQ:  # layer 0's QKV gathers its input row from the embedding (program 0 keeps it in hs[0])
+    if t < NQ:  # layer 0's QKV gathers its input row from the embedding (program 0 keeps it in hs[0])
         x = embed_row(emb, tok_ptr, hs, t == 0, H, BK_QKV)
         pair_rows(wqkv, x, ln1, q, kc, vc, pos_ptr, eps, log2_theta, t, H, 1, D // 2, HQ, HKV, S, NQKV // 2,
                   BN_QKV, BK_QKV, 0, EVICT)
         signal_done(sync, 0)
     elif r < NQ:
         pair_rows(wqkv + l * (NQKV * H), hs + 2 * l * H, ln1 + l * H, q, kc + kv_l, vc + kv_l, pos_ptr, eps,
-                  log2_theta, r, H, 1, D // 2, HQ, HKV, S, NQKV // 2, BN_QKV, BK_QKV, WAIT, EVICT, sync, 5 * l - 1, ND)
+                  log2_theta, r, H, 1, D // 2, HQ, HKV, S, NQKV // 2, BN_QKV, BK_QKV, WAIT_Q, EVICT, sync, 5 * l - 1,
+                  ND)
         signal_done(sync, 5 * l)
     elif r < NQ + NA:
         it = r - NQ
@@ -94,7 +82,47 @@ def _item(t, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, kc, vc, tok_ptr, pos_ptr, lo
     elif r < NQ + NA + NO:
         gemv_rows(wo + l * (H * HQ * D), att, att, hs + 2 * l * H, hs + (2 * l + 1) * H, eps, r - NQ - NA,
                   HQ * D, False, True, BN_O, BK_O, WAIT, EVICT, sync, 5 * l + 1, NA)
-        signal_done(sync, 5 * l + 2)
+        last = signal_done(sync, 5 * l + 2)
+        if SUB:
+            if last == NO - 1:  # the launch's last item: counters back to 0 for the next layer
+                _reset(sync, L, NSYNC)
+
+
+@triton.jit
+def _item(t, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, kc, vc, tok_ptr, pos_ptr, logits, hs, q, att, act,
+          part_o, part_ml, count, sync, eps, log2_theta, qk_scale, S,
+          L: tl.constexpr, H: tl.constexpr, HQ: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
+          INTER: tl.constexpr, BN_QKV: tl.constexpr, BN_O: tl.constexpr, BN_GU: tl.constexpr,
+          BN_D: tl.constexpr, BN_HEAD: tl.constexpr, BK_QKV: tl.constexpr, BK_O: tl.constexpr,
+          BK_GU: tl.constexpr, BK_D: tl.constexpr, BK_HEAD: tl.constexpr, CHUNK: tl.constexpr,
+          BLOCK_S: tl.constexpr, NSPLIT: tl.constexpr, UPCAST: tl.constexpr, EVICT: tl.constexpr,
+          NSYNC: tl.constexpr, WAIT: tl.constexpr, SUB: tl.constexpr):
+    """Item t: stage counters sync[2 + 5l + s] (s: 0 QKV, 1 attention, 2 O, 3 gate/up, 4 down), head 5L."""
+    NQKV: tl.constexpr = (HQ + 2 * HKV) * D
+    NQ: tl.constexpr = NQKV // 2 // BN_QKV
+    NA: tl.constexpr = HKV * NSPLIT
+    NO: tl.constexpr = H // BN_O
+    NG: tl.constexpr = INTER // BN_GU
+    ND: tl.constexpr = H // BN_D
+    PER: tl.constexpr = NQ + NA + NO + NG + ND
+    l = t // PER
+    r = t - l * PER
+    kv_l = l * (HKV * S * D)
+    if SUB:  # a launch of one layer's QKV, attention and O (t counted from the layer's first item)
+        _front(t, emb, wqkv, wo, ln1, kc, vc, tok_ptr, pos_ptr, hs, q, att, part_o, part_ml, count, sync, eps,
+               log2_theta, qk_scale, S, l, r, L, H, HQ, HKV, D, BN_QKV, BN_O, BK_QKV, BK_O, CHUNK, BLOCK_S, NSPLIT,
+               UPCAST, EVICT, NSYNC, WAIT, ND, True)
+    elif t >= L * PER:  # the LM head after the last layer's down
+        b = t - L * PER
+        gemv_rows(emb, hs + 2 * L * H, lnf, logits, logits, eps, b, H, True, False, BN_HEAD, BK_HEAD, WAIT, EVICT,
+                  sync, 5 * L - 1, ND)
+        last = signal_done(sync, 5 * L)
+        if last == tl.num_programs(0) - L * PER - 1:  # every item is done
+            _reset(sync, L, NSYNC)
+    elif r < NQ + NA + NO:
+        _front(t, emb, wqkv, wo, ln1, kc, vc, tok_ptr, pos_ptr, hs, q, att, part_o, part_ml, count, sync, eps,
+               log2_theta, qk_scale, S, l, r, L, H, HQ, HKV, D, BN_QKV, BN_O, BK_QKV, BK_O, CHUNK, BLOCK_S, NSPLIT,
+               UPCAST, EVICT, NSYNC, WAIT, ND, False)
     elif r < NQ + NA + NO + NG:
         pair_rows(wgu + l * (2 * INTER * H), hs + (2 * l + 1) * H, ln2 + l * H, act, kc, vc, pos_ptr, eps,
                   log2_theta, r - NQ - NA - NO, H, 0, 1, 0, 0, S, INTER, BN_GU, BK_GU, WAIT, EVICT,
@@ -110,23 +138,24 @@ def _item(t, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, kc, vc, tok_ptr, pos_ptr, lo
 
 @triton.jit
 def decode_dataflow_kernel(emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, kc, vc, tok_ptr, pos_ptr, logits,
-                           hs, q, att, act, part_o, part_ml, count, sync, eps, log2_theta, qk_scale, S,
+                           hs, q, att, act, part_o, part_ml, count, sync, eps, log2_theta, qk_scale, S, t0,
                            L: tl.constexpr, H: tl.constexpr, HQ: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
                            INTER: tl.constexpr, BN_QKV: tl.constexpr, BN_O: tl.constexpr, BN_GU: tl.constexpr,
                            BN_D: tl.constexpr, BN_HEAD: tl.constexpr, BK_QKV: tl.constexpr, BK_O: tl.constexpr,
                            BK_GU: tl.constexpr, BK_D: tl.constexpr, BK_HEAD: tl.constexpr, CHUNK: tl.constexpr,
                            BLOCK_S: tl.constexpr, NSPLIT: tl.constexpr, UPCAST: tl.constexpr, EVICT: tl.constexpr,
-                           NSYNC: tl.constexpr, TICKET: tl.constexpr, WAIT: tl.constexpr):
+                           NSYNC: tl.constexpr, TICKET: tl.constexpr, WAIT: tl.constexpr, SUB: tl.constexpr):
     """One program per item; TICKET: claim the item number atomically (else trust the launch order);
     WAIT 3: before waiting, also ask the L2 for the rest of the item's weights (columns past the
-    BLOCK_K loaded) and, in attention, for the split's K/V (2: registers only)."""
+    BLOCK_K loaded) and, in attention, for the split's K/V (2: registers only). SUB: items t0.. of one layer's
+    QKV, attention and O only (the rest of the layer is per-launch kernels)."""
     if TICKET:
         t = claim(sync)
     else:
         t = tl.program_id(0)
-    _item(t, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, kc, vc, tok_ptr, pos_ptr, logits, hs, q, att, act, part_o,
+    _item(t0 + t, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, kc, vc, tok_ptr, pos_ptr, logits, hs, q, att, act, part_o,
           part_ml, count, sync, eps, log2_theta, qk_scale, S, L, H, HQ, HKV, D, INTER, BN_QKV, BN_O, BN_GU, BN_D,
-          BN_HEAD, BK_QKV, BK_O, BK_GU, BK_D, BK_HEAD, CHUNK, BLOCK_S, NSPLIT, UPCAST, EVICT, NSYNC, WAIT)
+          BN_HEAD, BK_QKV, BK_O, BK_GU, BK_D, BK_HEAD, CHUNK, BLOCK_S, NSPLIT, UPCAST, EVICT, NSYNC, WAIT, SUB)
 
 
 class DataflowDecode:
@@ -136,11 +165,13 @@ class DataflowDecode:
     atomically (else in launch order, which the hardware follows but does not promise); ask_l2: before
     waiting, ask the L2 for the rest of the item's weights and an attention split's K/V; head_launch: the
     LM head as a second launch (triton_step's head GEMV) instead of items; maxnreg: a register cap per thread
-    (more programs per SM, spills)."""
+    (more programs per SM, spills); front_only: per layer, QKV, attention and O as one item launch, gate/up
+    and down as triton_step's per-launch GEMVs (then the head as head_launch)."""
 
     def __init__(self, L, H, hq, hkv, S, D, inter, V, device, num_warps: int = 4, rows: dict | None = None,
                  block_k: dict | None = None, ticket: bool = True, max_split: int = 64, evict: str = "",
-                 ask_l2: bool = False, head_launch: bool = False, maxnreg: int | None = None):
+                 ask_l2: bool = False, head_launch: bool = False, maxnreg: int | None = None,
+                 front_only: bool = False):
         f32 = {"device": device, "dtype": torch.float32}
         self.hs, self.q = torch.empty(2 * L + 1, H, **f32), torch.empty(hq * D, **f32)
         self.att, self.act = torch.empty(hq * D, **f32), torch.empty(inter, **f32)
@@ -154,18 +185,22 @@ class DataflowDecode:
         n_out = {"QKV": nqkv // 2, "O": H, "GU": inter, "D": H, "HEAD": V}
         k_of = {"QKV": H, "O": hq * D, "GU": H, "D": inter, "HEAD": H}
         want, bk = {**ROWS, **(rows or {})}, {**BLOCK_K, **(block_k or {})}
-        if head_launch:  # the head branch is compiled but runs no item: keep its registers few
+        if head_launch or front_only:  # the head branch is compiled but runs no item: keep its registers few
             want["HEAD"], bk["HEAD"] = 1, 256
         bn = {k: next(b for b in (16, 8, 4, 2, 1) if b <= want[k] and n % b == 0) for k, n in n_out.items()}
         self.items = {k: n_out[k] // bn[k] for k in bn}
         self.items["ATTN"] = hkv * self.nsplit
         per = sum(self.items[k] for k in ("QKV", "ATTN", "O", "GU", "D"))
-        self.grid = L * per + (0 if head_launch else self.items["HEAD"])
-        self.head_launch = head_launch
+        self.front_only = front_only
+        self.head_launch = head_launch or front_only
+        self.per, self.L = per, L
+        self.grid = (self.items["QKV"] + self.items["ATTN"] + self.items["O"] if front_only
+                     else L * per + (0 if self.head_launch else self.items["HEAD"]))
         self.meta = dict(L=L, H=H, HQ=hq, HKV=hkv, D=D, INTER=inter, **{f"BN_{k}": v for k, v in bn.items()},
                          **{f"BK_{k}": min(bk[k], k_of[k]) for k in bn}, CHUNK=self.chunk, BLOCK_S=64,
                          NSPLIT=self.nsplit, UPCAST=interpreting(), EVICT=evict, NSYNC=nsync,
-                         TICKET=ticket, WAIT=3 if ask_l2 and not interpreting() else 2, num_warps=num_warps,
+                         TICKET=ticket, WAIT=3 if ask_l2 and not interpreting() else 2, SUB=front_only,
+                         num_warps=num_warps,
                          **({"maxnreg": maxnreg} if maxnreg and not interpreting() else {}))
         self.S, self.D = S, D
 
@@ -173,10 +208,17 @@ class DataflowDecode:
         """out (V,) fp32 <- logits; K/V of every layer written at slot pos (see triton_step.run)."""
         from suite.techniques.decode_step.reference import EPS, THETA
 
-        decode_dataflow_kernel[(self.grid,)](
-            emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos, out, self.hs, self.q, self.att,
-            self.act, self.part_o, self.part_ml, self.count, self.sync, EPS, math.log2(THETA),
-            math.log2(math.e) / math.sqrt(self.D), self.S, **self.meta)
+        args = (emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos, out, self.hs, self.q, self.att,
+                self.act, self.part_o, self.part_ml, self.count, self.sync, EPS, math.log2(THETA),
+                math.log2(math.e) / math.sqrt(self.D), self.S)
+        if not self.front_only:
+            decode_dataflow_kernel[(self.grid,)](*args, 0, **self.meta)
+        else:  # per layer: QKV, attention and O as one item launch, then triton_step's gate/up and down GEMVs
+            hs = self.hs
+            for l in range(self.L):
+                decode_dataflow_kernel[(self.grid,)](*args, l * self.per, **self.meta)
+                gemv_pair(self.act, wgu[l], hs[2 * l + 1], ln2[l], MODE_SWIGLU, eps=EPS, target_programs=528)
+                gemv(hs[2 * l + 2], wd[l], self.act, res=hs[2 * l + 1], block_k=2048, target_programs=528)
         if self.head_launch:  # the per-launch head GEMV (16 rows x 1024 columns per program)
             gemv(out, emb, self.hs[-1], gain=lnf, eps=EPS, target_programs=528)
 

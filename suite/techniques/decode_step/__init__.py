@@ -56,6 +56,10 @@ TECHNIQUE = Technique(
              note="the whole step as one launch of work items (blocks of GEMV rows, attention splits) claimed "
                   "in order, each GEMV item loading its weights before it waits on the previous stage's "
                   "counter: no launch boundary, no grid barrier"),
+        Impl("triton_dataflow_front", f"{_PKG}.triton_dataflow:run", args={"front_only": True}, graph=True,
+             requires=("triton",),
+             note="per layer, QKV, attention and O as one launch of work items (O's weights loaded while "
+                  "attention runs), then triton_fused_tuned's gate/up and down GEMVs; the head as its GEMV"),
         Impl("triton_fused_pdl", f"{_PKG}.triton_step:run", args={"pdl": True}, graph=True,
              requires=("cuda", "triton", "sm90"),
              note="the same kernels with programmatic dependent launch: each starts loading weights "

@@ -54,12 +54,13 @@ MORE = (_MMA, _PF, {**_PF, "evict": "evict_first"}, _WIDE, _P)  # again at each 
 _DF = {"dataflow": True}
 _R1 = {"rows": {"QKV": 4, "O": 4, "GU": 4, "D": 2, "HEAD": 4}, "block_k": {"QKV": 2048, "O": 2048, "GU": 2048,
                                                                        "D": 2048, "HEAD": 2048}}
-DATAFLOW = (  # --dataflow: the one-launch work-item step (suite/lib/decode_dataflow.py) around its default
-    _T, _DF, {**_DF, "ticket": False}, {**_DF, "ask_l2": True}, {**_DF, "head_launch": True},
-    {**_DF, "ticket": False, "ask_l2": True, "head_launch": True}, {**_DF, **_R1}, {**_DF, "maxnreg": 96},
-    {**_DF, "rows": {"D": 2}, "block_k": {"D": 2048}}, {**_DF, "rows": {"HEAD": 16}, "block_k": {"HEAD": 256}},
+_FR = {**_DF, "front_only": True}
+DATAFLOW = (  # --dataflow: the one-launch work-item step (suite/lib/decode_dataflow.py) and its per-layer
+    # front (QKV, attention, O as one launch; gate/up, down, head per launch)
+    _T, _FR, {**_FR, "ticket": False}, {**_FR, "rows": {"QKV": 2, "O": 2}}, {**_FR, "ask_l2": True},
+    {**_FR, "rows": {"O": 8}}, {**_DF, "ticket": False, "head_launch": True}, _DF,
 )
-DATAFLOW_MORE = DATAFLOW[:2] + DATAFLOW[5:6]
+DATAFLOW_MORE = DATAFLOW[:2] + DATAFLOW[4:5]
 
 
 def step_fn(cfg: dict):
