@@ -31,6 +31,7 @@ def _dot(precision: str) -> Impl:
 
 _PLANES = "bf16 planes (split kernel) + one GEMM, IEEE add per K step"
 _TMA = "bf16 planes loaded by TMA descriptors + one GEMM, IEEE add per K step"
+_WS = "bf16 planes by TMA, warp-specialised K loop (producer + two consumer warpgroups) + one GEMM"
 _REGSPLIT = "fp32 tiles split into bf16 in registers"
 _CAT = "bf16 planes, each step's products as two K-concatenated dots"
 _CHAIN = "bf16 planes, one tensor-core chain over all of K"
@@ -63,6 +64,7 @@ TECHNIQUE = Technique(
         _ours("triton_bf16x3", "triton_planes_kernel", "bf16x3", _PLANES),
         _ours("triton_tf32x3", "triton_planes_kernel", "tf32x3", _PLANES.replace("bf16", "tf32")),
         *(_ours(f"triton_{s}_tma", "triton_tma_kernel", s, _TMA) for s in ("bf16x9", "bf16x6", "bf16x3")),
+        *(_ours(f"triton_{s}_ws", "triton_ws_kernel", s, _WS) for s in ("bf16x9", "bf16x6", "bf16x3")),
         _ours("triton_bf16x9_regsplit", "triton_regsplit_kernel", "bf16x9", _REGSPLIT),
         _ours("triton_bf16x6_regsplit", "triton_regsplit_kernel", "bf16x6", _REGSPLIT),
         _ours("triton_bf16x3_regsplit", "triton_regsplit_kernel", "bf16x3", _REGSPLIT),

@@ -1,0 +1,105 @@
+"""Triton GEMM for FP32 emulation over pre-split planes loaded by TMA, with two knobs the autotuned TMA
+kernel lacks: Triton's Hopper warp specialisation of the K loop (one producer warpgroup issuing the TMA
+loads, two consumer warpgroups each taking half the tile's rows) and a fresh step accumulator refreshed
+every REFRESH K steps instead of every step (fewer IEEE adds; a longer tensor-core chain)."""
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from suite.lib.interp import interpreting
+from suite.techniques.gemm_fp32_emulation.triton_tiles import grouped_tile, products, split
+from suite.techniques.gemm_fp32_emulation.triton_tma_kernel import _alloc, _descs, supported
+
+_NPROD = {"bf16x3": 3, "bf16x6": 6, "bf16x9": 9}
+
+# Per scheme: BM, BN, BK, stages, warps (with WS: the consumers' warps; the producer adds 4), REFRESH, WS.
+# Chosen by the H200 sweep (runners.studies.gemm_fp32_emulation_ws_tune); see docs/numerics_gemm.md.
+CONFIGS = {
+    "bf16x9": dict(BM=128, BN=128, BK=32, stages=3, warps=4, REFRESH=1, WS=True),
+    "bf16x6": dict(BM=128, BN=128, BK=32, stages=3, warps=4, REFRESH=1, WS=True),
+    "bf16x3": dict(BM=128, BN=128, BK=64, stages=2, warps=4, REFRESH=1, WS=True),
+}
+
+
+@triton.jit
+def ws_plane_kernel(a_ptr, b_ptr, c_ptr, M, N, K, NPROD: tl.constexpr, UPCAST: tl.constexpr, BM: tl.constexpr,
+                    BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr, REFRESH: tl.constexpr,
+                    WS: tl.constexpr):
+    pieces: tl.constexpr = 2 if NPROD == 3 else 3
+    da0, da1, da2 = _descs(a_ptr, M.to(tl.int64) * K, M, K, BM, BK, pieces)
+    db0, db1, db2 = _descs(b_ptr, K.to(tl.int64) * N, K, N, BK, BN, pieces)
+    pid_m, pid_n = grouped_tile(M, N, BM, BN, GROUP_M)
+    off_m = pid_m * BM
+    off_n = pid_n * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for kt in tl.range(0, tl.cdiv(K, BK * REFRESH), warp_specialize=WS):
+        # REFRESH K steps of products in a fresh accumulator, then one IEEE fp32 add (the descriptors
+        # zero-fill past K, so a partial last group adds zeros).
+        part = tl.zeros((BM, BN), dtype=tl.float32)
+        for r in tl.static_range(REFRESH):
+            k0 = (kt * REFRESH + r) * BK
+            part = products(da0.load([off_m, k0]), da1.load([off_m, k0]), da2.load([off_m, k0]),
+                            db0.load([k0, off_n]), db1.load([k0, off_n]), db2.load([k0, off_n]), part, NPROD,
+                            UPCAST, False)
+        acc += part
+    cm = off_m + tl.arange(0, BM)
+    cn = off_n + tl.arange(0, BN)
+    tl.store(c_ptr + cm[:, None].to(tl.int64) * N + cn[None, :], acc, mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+
+def _launch_args(pa, pb, out, scheme: str, cfg: dict) -> tuple[dict, dict]:
+    """(kernel arguments, launch options) for planes pa (P,M,K), pb (P,K,N), out and a config."""
+    _, M, K = pa.shape
+    if interpreting():  # one small tile, no warp specialisation (the interpreter runs the loop plainly)
+        cfg = dict(cfg, BM=64, BN=64, BK=64, stages=1, warps=4)
+    args = dict(a_ptr=pa, b_ptr=pb, c_ptr=out, M=M, N=pb.shape[2], K=K, NPROD=_NPROD[scheme], UPCAST=interpreting(),
+                BM=cfg["BM"], BN=cfg["BN"], BK=cfg["BK"], GROUP_M=8, REFRESH=cfg["REFRESH"], WS=cfg["WS"])
+    return args, dict(num_warps=cfg["warps"], num_stages=cfg["stages"])
+
+
+def gemm(pa: torch.Tensor, pb: torch.Tensor, out: torch.Tensor, scheme: str, cfg: dict | None = None) -> None:
+    """out (M,N) fp32 (contiguous) = sum of the scheme's products of contiguous bf16 planes pa (P,M,K), pb (P,K,N)."""
+    M, N = out.shape
+    if interpreting():
+        pa, pb = pa.view(torch.int16), pb.view(torch.int16)
+    args, opts = _launch_args(pa, pb, out, scheme, cfg or CONFIGS[scheme])
+    triton.set_allocator(_alloc)
+    grid = (triton.cdiv(M, args["BM"]) * triton.cdiv(N, args["BN"]),)
+    ws_plane_kernel[grid](**args, **opts)
+
+
+def configs_for(scheme: str) -> list[dict]:
+    """The one config a scheme runs (warm_cache compiles it)."""
+    return [CONFIGS[scheme]]
+
+
+def compile_for(cfg: dict, scheme: str, n: int = 256, device: str = "cuda"):
+    """Compile one config of a scheme on (n, n) operands (n % 16 == 0, as every GPU case), no launch; the kernel."""
+    planes = torch.empty(3, n, n, device=device, dtype=torch.bfloat16)
+    out = torch.empty(n, n, device=device)
+    triton.set_allocator(_alloc)
+    args, opts = _launch_args(planes, planes, out, scheme, cfg)
+    return ws_plane_kernel.warmup(grid=(1,), **args, **opts)
+
+
+def run(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, scheme: str) -> None:
+    """out (M,N) fp32 = a (M,K) fp32 @ b (K,N) fp32: the split kernel's planes, then the warp-specialised TMA GEMM."""
+    if not supported(*out.shape, a.shape[1]) or not out.is_contiguous():
+        raise ValueError("the TMA planes kernel needs k, n multiples of 8 and a contiguous output")
+    gemm(split(a, scheme), split(b, scheme), out, scheme)
+
+
+def compile_sm90(scheme: str, cfg: dict):
+    """The kernel compiled for sm_90a with one config, without a GPU (needs TRITON_INTERPRET unset)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    consts = dict(NPROD=_NPROD[scheme], UPCAST=False, BM=cfg["BM"], BN=cfg["BN"], BK=cfg["BK"], GROUP_M=8,
+                  REFRESH=cfg["REFRESH"], WS=cfg["WS"])
+    sig = dict(a_ptr="*bf16", b_ptr="*bf16", c_ptr="*fp32", M="i32", N="i32", K="i32", **{k: "constexpr" for k in consts})
+    attrs = {(i, ): [["tt.divisibility", 16]] for i in range(6)}
+    src = ASTSource(fn=ws_plane_kernel, signature=sig, constexprs=consts, attrs=attrs)
+    return triton.compile(src, target=GPUTarget("cuda", 90, 32),
+                          options={"num_warps": cfg["warps"], "num_stages": cfg["stages"]})
