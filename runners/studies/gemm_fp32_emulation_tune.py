@@ -78,13 +78,18 @@ def _bench(fn) -> float:
     return triton.testing.do_bench(fn, warmup=10, rep=60)
 
 
-def main() -> None:
+def parse_args(budget_s: float, jobs: int) -> argparse.Namespace:
+    """--out DIR, --budget-s (seconds for the whole sweep), --jobs (compile processes), --n (the square size)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--budget-s", type=float, default=85)
-    ap.add_argument("--jobs", type=int, default=12)
+    ap.add_argument("--budget-s", type=float, default=budget_s)
+    ap.add_argument("--jobs", type=int, default=jobs)
     ap.add_argument("--n", type=int, default=8192)
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    args = parse_args(budget_s=85, jobs=12)
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "gemm_fp32_emulation_tune.json")
@@ -166,10 +171,22 @@ SHAPES = ((16384, 256, 8192), (256, 16384, 8192), (8192, 8192, 256))
 def _shapes(rec: dict, budget: float, dump) -> None:
     """The two fastest correct configs of each scheme on the full tier's skinny and K-short shapes,
     with cuBLAS FP32 and the Triton planes kernel on the same operands."""
-    t0 = time.time()
     best = {s: sorted((r for r in rec["rows"] if r["scheme"] == s and r["impl"] == "gluon_planes" and "tflops" in r
                        and r["rel_err"] <= 4 * max(rec["cublas_fp32"]["rel_err"], 2 ** -22)),
                       key=lambda r: -r["tflops"])[:2] for s in SCHEMES}
+
+    def runs(scheme, a, b, out):
+        return [("triton_planes", None, lambda: T.run(out, a, b, scheme))] + [
+            ("gluon_planes", r["config"], lambda c=r["config"]: G.gemm(split(a, scheme), split(b, scheme), out,
+                                                                       scheme, c)) for r in best[scheme]]
+
+    time_shapes(rec, budget, dump, runs)
+
+
+def time_shapes(rec: dict, budget: float, dump, runs, schemes=SCHEMES) -> None:
+    """rec["shapes"]: cuBLAS FP32 and each scheme's runs(scheme, a, b, out) -> [(impl, config, fn)] on the
+    SHAPES (fresh operands, checked against fp64, then timed), until `budget` seconds have passed."""
+    t0 = time.time()
     rec["shapes"] = []
     for m, n, k in SHAPES:
         a, b = _inputs(m, n, k, 3)
@@ -181,11 +198,8 @@ def _shapes(rec: dict, budget: float, dump) -> None:
             base = flops / ms / 1e9
             rec["shapes"].append({"shape": [m, n, k], "impl": "cublas_fp32", "ms": ms, "tflops": base,
                                   "rel_err": rel_err(out, ref)})
-        for scheme in SCHEMES:
-            runs = [("triton_planes", None, lambda: T.run(out, a, b, scheme))]
-            runs += [("gluon_planes", r["config"], lambda c=r["config"]: G.gemm(split(a, scheme), split(b, scheme),
-                                                                            out, scheme, c)) for r in best[scheme]]
-            for impl, cfg, fn in runs:
+        for scheme in schemes:
+            for impl, cfg, fn in runs(scheme, a, b, out):
                 if time.time() - t0 > budget:
                     return
                 out.fill_(float("nan"))

@@ -8,7 +8,6 @@ python3 -m runners.studies.gemm_fp32_emulation_ws_tune --out DIR [--budget-s 150
 Writes DIR/gemm_fp32_emulation_ws_tune.json as it goes."""
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import time
@@ -19,6 +18,7 @@ import torch
 import triton
 
 from runners.correctness import rel_err
+from runners.studies.gemm_fp32_emulation_tune import _bench, _inputs, parse_args, time_shapes
 from suite.lib.planes import fp32_precision
 from suite.techniques.gemm_fp32_emulation import triton_planes_kernel as T
 from suite.techniques.gemm_fp32_emulation import triton_tma_kernel as TMA
@@ -45,11 +45,6 @@ GRID = {
                _c(128, 128, 32, 1, 4, 4, 1), _c(128, 128, 64, 1, 4, 2, 1), _c(128, 128, 64, 3, 8, 1, 0),
                _c(128, 128, 32, 3, 8, 2, 0), _c(128, 128, 32, 6, 8, 1, 0)],
 }
-
-
-def _inputs(m, n, k, seed):
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    return (torch.randn(m, k, device="cuda", generator=g), torch.randn(k, n, device="cuda", generator=g))
 
 
 def _compile(job) -> dict:
@@ -83,22 +78,13 @@ def _compile_all(jobs: list, workers: int, timeout: float) -> list:
     return out
 
 
-def _bench(fn) -> float:
-    return triton.testing.do_bench(fn, warmup=10, rep=60)
-
-
 def _ok(scheme: str, err: float, fp32_err: float) -> bool:
     """x9 and x6: no worse than cuBLAS FP32; x3: within 4x its plain emulation (4.4e-6 at 8192^3)."""
     return err <= (fp32_err if scheme != "bf16x3" else 4 * 4.44e-6)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--budget-s", type=float, default=150)
-    ap.add_argument("--jobs", type=int, default=14)
-    ap.add_argument("--n", type=int, default=8192)
-    args = ap.parse_args()
+    args = parse_args(budget_s=150, jobs=14)
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "gemm_fp32_emulation_ws_tune.json")
@@ -200,42 +186,19 @@ def main() -> None:
     dump()
 
 
-SHAPES = ((16384, 256, 8192), (256, 16384, 8192), (8192, 8192, 256))
-
-
 def _shapes(rec: dict, budget: float, dump) -> None:
     """The best correct ws config of each scheme and the autotuned TMA kernel on the full tier's skinny and
     K-short shapes, with cuBLAS FP32 on the same operands."""
-    t0 = time.time()
-    rec["shapes"] = []
-    for m, n, k in SHAPES:
-        a, b = _inputs(m, n, k, 3)
-        ref = a.double() @ b.double()
-        out = torch.empty(m, n, device="cuda")
-        flops = 2.0 * m * n * k
-        with fp32_precision("ieee"):
-            ms = _bench(lambda: torch.matmul(a, b, out=out))
-        base = flops / ms / 1e9
-        rec["shapes"].append({"shape": [m, n, k], "impl": "cublas_fp32", "ms": ms, "tflops": base,
-                              "rel_err": rel_err(out, ref)})
-        for scheme in SCHEMES:
-            runs = [("triton_tma", None, lambda: TMA.run(out, a, b, scheme))]
-            best = rec["best"].get(scheme)
-            if best and best["impl"] == "triton_ws":
-                runs.append(("triton_ws", best["config"], lambda c=best["config"]: W.gemm(
-                    split(a, scheme), split(b, scheme), out, scheme, c)))
-            for impl, cfg, fn in runs:
-                if time.time() - t0 > budget:
-                    return
-                out.fill_(float("nan"))
-                fn()
-                e = rel_err(out, ref)
-                ms = _bench(fn)
-                rec["shapes"].append({"shape": [m, n, k], "scheme": scheme, "impl": impl, "config": cfg, "ms": ms,
-                                      "tflops": flops / ms / 1e9, "x_fp32": flops / ms / 1e9 / base, "rel_err": e})
-                print(f"m{m}n{n}k{k} {scheme} {impl} {cfg} {flops / ms / 1e9:.1f} ({flops / ms / 1e9 / base:.2f}x) "
-                      f"err {e:.2e}", flush=True)
-            dump()
+
+    def runs(scheme, a, b, out):
+        todo = [("triton_tma", None, lambda: TMA.run(out, a, b, scheme))]
+        best = rec["best"].get(scheme)
+        if best and best["impl"] == "triton_ws":
+            c = best["config"]
+            todo.append(("triton_ws", c, lambda: W.gemm(split(a, scheme), split(b, scheme), out, scheme, c)))
+        return todo
+
+    time_shapes(rec, budget, dump, runs)
 
 
 if __name__ == "__main__":

@@ -40,17 +40,23 @@ def _descs(ptr, plane, R, C, B0: tl.constexpr, B1: tl.constexpr, PIECES: tl.cons
     return d0, d1, d2
 
 
+@triton.jit
+def tile_operands(a_ptr, b_ptr, M, N, K, NPROD: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                  GROUP_M: tl.constexpr):
+    """The six plane descriptors of A and B and this program's tile origin (off_m, off_n)."""
+    pieces: tl.constexpr = 2 if NPROD == 3 else 3
+    da0, da1, da2 = _descs(a_ptr, M.to(tl.int64) * K, M, K, BM, BK, pieces)
+    db0, db1, db2 = _descs(b_ptr, K.to(tl.int64) * N, K, N, BK, BN, pieces)
+    pid_m, pid_n = grouped_tile(M, N, BM, BN, GROUP_M)
+    return da0, da1, da2, db0, db1, db2, pid_m * BM, pid_n * BN
+
+
 @triton.autotune(configs=autotune_configs(), key=["M", "N", "K", "NPROD"],
                  prune_configs_by={"early_config_prune": prune_configs})
 @triton.jit
 def tma_plane_kernel(a_ptr, b_ptr, c_ptr, M, N, K, NPROD: tl.constexpr, UPCAST: tl.constexpr, BM: tl.constexpr,
                      BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr):
-    pieces: tl.constexpr = 2 if NPROD == 3 else 3
-    da0, da1, da2 = _descs(a_ptr, M.to(tl.int64) * K, M, K, BM, BK, pieces)
-    db0, db1, db2 = _descs(b_ptr, K.to(tl.int64) * N, K, N, BK, BN, pieces)
-    pid_m, pid_n = grouped_tile(M, N, BM, BN, GROUP_M)
-    off_m = pid_m * BM
-    off_n = pid_n * BN
+    da0, da1, da2, db0, db1, db2, off_m, off_n = tile_operands(a_ptr, b_ptr, M, N, K, NPROD, BM, BN, BK, GROUP_M)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for kt in range(0, tl.cdiv(K, BK)):
         k0 = kt * BK  # the descriptors zero-fill past M, N and K

@@ -9,8 +9,8 @@ import triton
 import triton.language as tl
 
 from suite.lib.interp import interpreting
-from suite.techniques.gemm_fp32_emulation.triton_tiles import grouped_tile, products, split
-from suite.techniques.gemm_fp32_emulation.triton_tma_kernel import _alloc, _descs, supported
+from suite.techniques.gemm_fp32_emulation.triton_tiles import products, split
+from suite.techniques.gemm_fp32_emulation.triton_tma_kernel import _alloc, supported, tile_operands
 
 _NPROD = {"bf16x3": 3, "bf16x6": 6, "bf16x9": 9}
 
@@ -27,12 +27,7 @@ CONFIGS = {
 def ws_plane_kernel(a_ptr, b_ptr, c_ptr, M, N, K, NPROD: tl.constexpr, UPCAST: tl.constexpr, BM: tl.constexpr,
                     BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr, REFRESH: tl.constexpr,
                     WS: tl.constexpr):
-    pieces: tl.constexpr = 2 if NPROD == 3 else 3
-    da0, da1, da2 = _descs(a_ptr, M.to(tl.int64) * K, M, K, BM, BK, pieces)
-    db0, db1, db2 = _descs(b_ptr, K.to(tl.int64) * N, K, N, BK, BN, pieces)
-    pid_m, pid_n = grouped_tile(M, N, BM, BN, GROUP_M)
-    off_m = pid_m * BM
-    off_n = pid_n * BN
+    da0, da1, da2, db0, db1, db2, off_m, off_n = tile_operands(a_ptr, b_ptr, M, N, K, NPROD, BM, BN, BK, GROUP_M)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for kt in tl.range(0, tl.cdiv(K, BK * REFRESH), warp_specialize=WS):
         # REFRESH K steps of products in a fresh accumulator, then one IEEE fp32 add (the descriptors
