@@ -1,5 +1,6 @@
 """The warp-specialised TMA planes kernel (triton_ws_kernel): under the interpreter it sums the schemes'
-products at ragged M, N and K tails with the step accumulator refreshed every 1, 2 or 3 K steps; compiled
+products at ragged M, N and K tails with the step accumulator refreshed every 1, 2 or 3 K steps, also on a
+persistent grid; compiled
 for sm_90a on the CPU, its shipped configs are warp-specialised (setmaxnreg: a producer and consumer
 warpgroups), load by TMA, do not spill and fit the H200's 227 KB of shared memory."""
 import os
@@ -16,12 +17,13 @@ from tests.conftest import json_from_clean_process  # noqa: E402
 
 
 @pytest.mark.parametrize("scheme", ["bf16x9", "bf16x6", "bf16x3"])
-@pytest.mark.parametrize("refresh", [1, 2, 3])
-def test_sums_the_schemes_products_at_ragged_tails(scheme, refresh):
+@pytest.mark.parametrize("refresh,persist", [(1, False), (2, False), (3, False), (2, True)])
+def test_sums_the_schemes_products_at_ragged_tails(scheme, refresh, persist):
     g = torch.Generator().manual_seed(11)
-    a, b = torch.randn(70, 200, generator=g), torch.randn(200, 88, generator=g)  # K = 200: a partial refresh group
+    # K = 200: a partial refresh group; 2 x 2 tiles of 64 (interpreter), walked by 2 persistent programs
+    a, b = torch.randn(70, 200, generator=g), torch.randn(200, 88, generator=g)
     out = torch.full((70, 88), float("nan"))
-    W.gemm(split(a, scheme), split(b, scheme), out, scheme, dict(W.CONFIGS[scheme], REFRESH=refresh))
+    W.gemm(split(a, scheme), split(b, scheme), out, scheme, dict(W.CONFIGS[scheme], REFRESH=refresh, PERSIST=persist))
     ref = a.double() @ b.double()
     err = ((out.double() - ref).norm() / ref.norm()).item()
     torch_err = ((emulate(a, b, scheme).double() - ref).norm() / ref.norm()).item()

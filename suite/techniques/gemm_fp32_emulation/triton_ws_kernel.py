@@ -1,7 +1,8 @@
 """Triton GEMM for FP32 emulation over pre-split planes loaded by TMA, with two knobs the autotuned TMA
 kernel lacks: Triton's Hopper warp specialisation of the K loop (one producer warpgroup issuing the TMA
 loads, two consumer warpgroups each taking half the tile's rows) and a fresh step accumulator refreshed
-every REFRESH K steps instead of every step (fewer IEEE adds; a longer tensor-core chain)."""
+every REFRESH K steps instead of every step (fewer IEEE adds; a longer tensor-core chain), and a persistent
+grid (PERSIST: one program per SM walking the tiles, warp-specialised across tiles)."""
 from __future__ import annotations
 
 import torch
@@ -24,10 +25,8 @@ CONFIGS = {
 
 
 @triton.jit
-def ws_plane_kernel(a_ptr, b_ptr, c_ptr, M, N, K, NPROD: tl.constexpr, UPCAST: tl.constexpr, BM: tl.constexpr,
-                    BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr, REFRESH: tl.constexpr,
-                    WS: tl.constexpr):
-    da0, da1, da2, db0, db1, db2, off_m, off_n = tile_operands(a_ptr, b_ptr, M, N, K, NPROD, BM, BN, BK, GROUP_M)
+def _tile_sum(da0, da1, da2, db0, db1, db2, off_m, off_n, K, NPROD: tl.constexpr, UPCAST: tl.constexpr,
+              BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, REFRESH: tl.constexpr, WS: tl.constexpr):
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for kt in tl.range(0, tl.cdiv(K, BK * REFRESH), warp_specialize=WS):
         # REFRESH K steps of products in a fresh accumulator, then one IEEE fp32 add (the descriptors
@@ -39,9 +38,42 @@ def ws_plane_kernel(a_ptr, b_ptr, c_ptr, M, N, K, NPROD: tl.constexpr, UPCAST: t
                             db0.load([k0, off_n]), db1.load([k0, off_n]), db2.load([k0, off_n]), part, NPROD,
                             UPCAST, False)
         acc += part
+    return acc
+
+
+@triton.jit
+def _store(c_ptr, acc, off_m, off_n, M, N, BM: tl.constexpr, BN: tl.constexpr):
     cm = off_m + tl.arange(0, BM)
     cn = off_n + tl.arange(0, BN)
     tl.store(c_ptr + cm[:, None].to(tl.int64) * N + cn[None, :], acc, mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+
+@triton.jit
+def ws_plane_kernel(a_ptr, b_ptr, c_ptr, M, N, K, NPROD: tl.constexpr, UPCAST: tl.constexpr, BM: tl.constexpr,
+                    BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr, REFRESH: tl.constexpr,
+                    WS: tl.constexpr, PERSIST: tl.constexpr, PROGRAMS: tl.constexpr):
+    da0, da1, da2, db0, db1, db2, off_m, off_n = tile_operands(a_ptr, b_ptr, M, N, K, NPROD, BM, BN, BK, GROUP_M)
+    if PERSIST:
+        # PROGRAMS programs walk the tiles in grouped order; warp specialisation on this outer loop lets the
+        # producer load the next tile's first steps while the consumers finish a tile and store it.
+        grid_m = tl.cdiv(M, BM)
+        per_group = GROUP_M * tl.cdiv(N, BN)
+        for tile in tl.range(tl.program_id(0), grid_m * tl.cdiv(N, BN), PROGRAMS, warp_specialize=WS):
+            first_m = (tile // per_group) * GROUP_M
+            rows = min(grid_m - first_m, GROUP_M)
+            tm = (first_m + (tile % per_group) % rows) * BM
+            tn = ((tile % per_group) // rows) * BN
+            acc = _tile_sum(da0, da1, da2, db0, db1, db2, tm, tn, K, NPROD, UPCAST, BM, BN, BK, REFRESH, False)
+            _store(c_ptr, acc, tm, tn, M, N, BM, BN)
+    else:
+        acc = _tile_sum(da0, da1, da2, db0, db1, db2, off_m, off_n, K, NPROD, UPCAST, BM, BN, BK, REFRESH, WS)
+        _store(c_ptr, acc, off_m, off_n, M, N, BM, BN)
+
+
+def _consts(scheme: str, cfg: dict, programs: int) -> dict:
+    """The kernel's compile-time arguments for a scheme and config (programs: the persistent grid)."""
+    return dict(NPROD=_NPROD[scheme], UPCAST=interpreting(), BM=cfg["BM"], BN=cfg["BN"], BK=cfg["BK"], GROUP_M=8,
+                REFRESH=cfg["REFRESH"], WS=cfg["WS"], PERSIST=cfg.get("PERSIST", False), PROGRAMS=programs)
 
 
 def _launch_args(pa, pb, out, scheme: str, cfg: dict) -> tuple[dict, dict]:
@@ -49,8 +81,8 @@ def _launch_args(pa, pb, out, scheme: str, cfg: dict) -> tuple[dict, dict]:
     _, M, K = pa.shape
     if interpreting():  # one small tile, no warp specialisation (the interpreter runs the loop plainly)
         cfg = dict(cfg, BM=64, BN=64, BK=64, stages=1, warps=4)
-    args = dict(a_ptr=pa, b_ptr=pb, c_ptr=out, M=M, N=pb.shape[2], K=K, NPROD=_NPROD[scheme], UPCAST=interpreting(),
-                BM=cfg["BM"], BN=cfg["BN"], BK=cfg["BK"], GROUP_M=8, REFRESH=cfg["REFRESH"], WS=cfg["WS"])
+    programs = torch.cuda.get_device_properties(0).multi_processor_count if pa.is_cuda else 2
+    args = dict(a_ptr=pa, b_ptr=pb, c_ptr=out, M=M, N=pb.shape[2], K=K, **_consts(scheme, cfg, programs))
     return args, dict(num_warps=cfg["warps"], num_stages=cfg["stages"])
 
 
@@ -61,7 +93,8 @@ def gemm(pa: torch.Tensor, pb: torch.Tensor, out: torch.Tensor, scheme: str, cfg
         pa, pb = pa.view(torch.int16), pb.view(torch.int16)
     args, opts = _launch_args(pa, pb, out, scheme, cfg or CONFIGS[scheme])
     triton.set_allocator(_alloc)
-    grid = (triton.cdiv(M, args["BM"]) * triton.cdiv(N, args["BN"]),)
+    tiles = triton.cdiv(M, args["BM"]) * triton.cdiv(N, args["BN"])
+    grid = (min(tiles, args["PROGRAMS"]) if args["PERSIST"] else tiles,)
     ws_plane_kernel[grid](**args, **opts)
 
 
@@ -91,8 +124,7 @@ def compile_sm90(scheme: str, cfg: dict):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    consts = dict(NPROD=_NPROD[scheme], UPCAST=False, BM=cfg["BM"], BN=cfg["BN"], BK=cfg["BK"], GROUP_M=8,
-                  REFRESH=cfg["REFRESH"], WS=cfg["WS"])
+    consts = _consts(scheme, cfg, programs=132)  # the H200's SMs
     sig = dict(a_ptr="*bf16", b_ptr="*bf16", c_ptr="*fp32", M="i32", N="i32", K="i32", **{k: "constexpr" for k in consts})
     attrs = {(i, ): [["tt.divisibility", 16]] for i in range(6)}
     src = ASTSource(fn=ws_plane_kernel, signature=sig, constexprs=consts, attrs=attrs)
