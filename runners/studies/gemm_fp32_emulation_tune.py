@@ -78,13 +78,16 @@ def _bench(fn) -> float:
     return triton.testing.do_bench(fn, warmup=10, rep=60)
 
 
-def parse_args(budget_s: float, jobs: int) -> argparse.Namespace:
-    """--out DIR, --budget-s (seconds for the whole sweep), --jobs (compile processes), --n (the square size)."""
+def parse_args(budget_s: float, jobs: int, grids: tuple[str, ...] = ()) -> argparse.Namespace:
+    """--out DIR, --budget-s (seconds for the whole sweep), --jobs (compile processes), --n (the square size),
+    --grid (one of `grids`, the first by default, where given)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=budget_s)
     ap.add_argument("--jobs", type=int, default=jobs)
     ap.add_argument("--n", type=int, default=8192)
+    if grids:
+        ap.add_argument("--grid", choices=grids, default=grids[0])
     return ap.parse_args()
 
 

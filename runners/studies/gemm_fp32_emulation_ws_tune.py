@@ -4,7 +4,7 @@ fp64 oracle on fresh inputs (a ragged 3008 x 1008 x 528 case and the timed opera
 with triton.testing.do_bench (median, L2 flushed); then the best config of each scheme is re-timed beside
 cuBLAS FP32 and run on the full tier's skinny and K-short shapes.
 
-python3 -m runners.studies.gemm_fp32_emulation_ws_tune --out DIR [--budget-s 150] [--jobs 14] [--n 8192]
+python3 -m runners.studies.gemm_fp32_emulation_ws_tune --out DIR [--budget-s 150] [--jobs 14] [--n 8192] [--grid first]
 Writes DIR/gemm_fp32_emulation_ws_tune.json as it goes."""
 from __future__ import annotations
 
@@ -30,20 +30,28 @@ _KEYS = ("BM", "BN", "BK", "stages", "warps", "REFRESH", "WS")
 
 
 def _c(*v) -> dict:
-    return dict(zip(_KEYS, v[:6] + (bool(v[6]),)))
+    return dict(zip(_KEYS, v[:6] + (bool(v[6]),)), PERSIST=bool(v[7]) if len(v) > 7 else False)
 
 
-# (BM, BN, BK, stages, warps, REFRESH, WS). With WS the kernel's loads are multi-buffered per unrolled step
-# (stages x REFRESH slices) and its epilogue takes its own 64 KB of shared memory (limit 227 KB).
+# (BM, BN, BK, stages, warps, REFRESH, WS[, PERSIST]). With WS the kernel's loads are multi-buffered per unrolled
+# step (stages x REFRESH slices) and its epilogue takes its own 64 KB of shared memory (limit 227 KB).
 _X96 = [_c(128, 128, 32, 3, 4, 1, 1), _c(128, 128, 32, 2, 4, 1, 1), _c(128, 128, 32, 1, 4, 2, 1),
         _c(128, 128, 32, 1, 4, 3, 1), _c(64, 128, 32, 2, 4, 1, 1), _c(64, 128, 32, 2, 4, 1, 0),
         _c(64, 128, 32, 3, 4, 1, 0), _c(128, 128, 32, 4, 8, 1, 0), _c(128, 128, 32, 2, 8, 2, 0)]
-GRID = {
-    "bf16x9": _X96,
-    "bf16x6": _X96,
-    "bf16x3": [_c(128, 128, 64, 2, 4, 1, 1), _c(128, 128, 32, 4, 4, 1, 1), _c(128, 128, 32, 2, 4, 2, 1),
-               _c(128, 128, 32, 1, 4, 4, 1), _c(128, 128, 64, 1, 4, 2, 1), _c(128, 128, 64, 3, 8, 1, 0),
-               _c(128, 128, 32, 3, 8, 2, 0), _c(128, 128, 32, 6, 8, 1, 0)],
+# The first sweep (H200, commit cbf0c3d): every 128 x 128 warp-specialised config gave wrong output
+# (non-persistent; Triton's Hopper warp specialisation on the K loop), so the second one tries it on the
+# persistent tile loop, beside the fastest correct config of the first.
+_P96 = [_c(128, 128, 32, 3, 4, 1, 1, 1), _c(128, 128, 32, 2, 4, 1, 1, 1), _c(128, 128, 32, 1, 4, 2, 1, 1),
+        _c(64, 128, 32, 2, 4, 1, 0)]
+GRIDS = {
+    "first": {"bf16x9": _X96, "bf16x6": _X96,
+              "bf16x3": [_c(128, 128, 64, 2, 4, 1, 1), _c(128, 128, 32, 4, 4, 1, 1), _c(128, 128, 32, 2, 4, 2, 1),
+                         _c(128, 128, 32, 1, 4, 4, 1), _c(128, 128, 64, 1, 4, 2, 1), _c(128, 128, 64, 3, 8, 1, 0),
+                         _c(128, 128, 32, 3, 8, 2, 0), _c(128, 128, 32, 6, 8, 1, 0)]},
+    "persistent": {"bf16x9": _P96, "bf16x6": _P96,
+                   "bf16x3": [_c(128, 128, 64, 2, 4, 1, 1, 1), _c(128, 128, 32, 4, 4, 1, 1, 1),
+                              _c(128, 128, 64, 1, 4, 2, 1, 1), _c(128, 128, 64, 3, 8, 1, 0, 1),
+                              _c(128, 128, 64, 3, 8, 1, 0)]},
 }
 
 
@@ -84,7 +92,8 @@ def _ok(scheme: str, err: float, fp32_err: float) -> bool:
 
 
 def main() -> None:
-    args = parse_args(budget_s=150, jobs=14)
+    args = parse_args(budget_s=150, jobs=14, grids=tuple(GRIDS))
+    GRID = GRIDS[args.grid]
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "gemm_fp32_emulation_ws_tune.json")
@@ -92,7 +101,7 @@ def main() -> None:
     jobs += [(kind, s, i) for kind, mod in (("planes", T), ("tma", TMA)) for s in SCHEMES
              for i in range(len(mod.configs_for(s)))]
     compiled = _compile_all(jobs, args.jobs, timeout=60)
-    rec = {"device": torch.cuda.get_device_name(0), "n": args.n, "triton": triton.__version__,
+    rec = {"device": torch.cuda.get_device_name(0), "n": args.n, "grid": args.grid, "triton": triton.__version__,
            "torch": torch.__version__, "compile": [dict(kind=j[0], scheme=j[1], config=j[2], **c)
                                                    for j, c in zip(jobs, compiled)], "rows": []}
     print(f"compiled {len(jobs)} kernels in {time.time() - t0:.1f} s; failures: "

@@ -15,12 +15,14 @@ from suite.techniques.gemm_fp32_emulation.triton_tma_kernel import _alloc, suppo
 
 _NPROD = {"bf16x3": 3, "bf16x6": 6, "bf16x9": 9}
 
-# Per scheme: BM, BN, BK, stages, warps (with WS: the consumers' warps; the producer adds 4), REFRESH, WS.
-# Chosen by the H200 sweep (runners.studies.gemm_fp32_emulation_ws_tune); see docs/numerics_gemm.md.
+# Per scheme: BM, BN, BK, stages, warps (with WS: the consumers' warps; the producer adds 4), REFRESH, WS, PERSIST.
+# The H200 sweep (runners.studies.gemm_fp32_emulation_ws_tune, docs/numerics_gemm.md): warp specialisation of the
+# K loop of a one-tile program gives wrong output on sm_90 (Triton 3.6); on the persistent tile loop it is
+# Triton's tested Hopper pattern.
 CONFIGS = {
-    "bf16x9": dict(BM=128, BN=128, BK=32, stages=3, warps=4, REFRESH=1, WS=True),
-    "bf16x6": dict(BM=128, BN=128, BK=32, stages=3, warps=4, REFRESH=1, WS=True),
-    "bf16x3": dict(BM=128, BN=128, BK=64, stages=2, warps=4, REFRESH=1, WS=True),
+    "bf16x9": dict(BM=128, BN=128, BK=32, stages=3, warps=4, REFRESH=1, WS=True, PERSIST=True),
+    "bf16x6": dict(BM=128, BN=128, BK=32, stages=3, warps=4, REFRESH=1, WS=True, PERSIST=True),
+    "bf16x3": dict(BM=128, BN=128, BK=64, stages=2, warps=4, REFRESH=1, WS=True, PERSIST=True),
 }
 
 
