@@ -31,7 +31,7 @@ def _dot(precision: str) -> Impl:
 
 _PLANES = "bf16 planes (split kernel) + one GEMM, IEEE add per K step"
 _TMA = "bf16 planes loaded by TMA descriptors + one GEMM, IEEE add per K step"
-_WS = "bf16 planes by TMA, persistent warp-specialised GEMM (a producer and two consumer warpgroups)"
+_WS = "bf16 planes by TMA, warp-specialised GEMM (a producer and two consumer warpgroups)"
 _REGSPLIT = "fp32 tiles split into bf16 in registers"
 _CAT = "bf16 planes, each step's products as two K-concatenated dots"
 _CHAIN = "bf16 planes, one tensor-core chain over all of K"

@@ -16,13 +16,13 @@ from suite.techniques.gemm_fp32_emulation.triton_tma_kernel import _alloc, suppo
 _NPROD = {"bf16x3": 3, "bf16x6": 6, "bf16x9": 9}
 
 # Per scheme: BM, BN, BK, stages, warps (with WS: the consumers' warps; the producer adds 4), REFRESH, WS, PERSIST.
-# The H200 sweep (runners.studies.gemm_fp32_emulation_ws_tune, docs/numerics_gemm.md): warp specialisation of the
-# K loop of a one-tile program gives wrong output on sm_90 (Triton 3.6); on the persistent tile loop it is
-# Triton's tested Hopper pattern.
+# From the H200 sweeps (runners.studies.gemm_fp32_emulation_ws_tune, docs/numerics_gemm.md): refreshing every 2-4
+# steps was slower for every scheme; the warp-specialised 128 x 128 tile (its two consumers 64 x 128 each)
+# timed fastest for x3 and x6, and persistence did not pay.
 CONFIGS = {
-    "bf16x9": dict(BM=128, BN=128, BK=32, stages=3, warps=4, REFRESH=1, WS=True, PERSIST=True),
-    "bf16x6": dict(BM=128, BN=128, BK=32, stages=3, warps=4, REFRESH=1, WS=True, PERSIST=True),
-    "bf16x3": dict(BM=128, BN=128, BK=64, stages=2, warps=4, REFRESH=1, WS=True, PERSIST=True),
+    "bf16x9": dict(BM=128, BN=128, BK=32, stages=3, warps=4, REFRESH=1, WS=True, PERSIST=False),
+    "bf16x6": dict(BM=128, BN=128, BK=32, stages=3, warps=4, REFRESH=1, WS=True, PERSIST=False),
+    "bf16x3": dict(BM=128, BN=128, BK=64, stages=2, warps=4, REFRESH=1, WS=True, PERSIST=False),
 }
 
 
@@ -44,7 +44,12 @@ def _tile_sum(da0, da1, da2, db0, db1, db2, off_m, off_n, K, NPROD: tl.constexpr
 
 
 @triton.jit
-def _store(c_ptr, acc, off_m, off_n, M, N, BM: tl.constexpr, BN: tl.constexpr):
+def _store(c_ptr, acc, off_m, off_n, M, N, BM: tl.constexpr, BN: tl.constexpr, OPAQUE: tl.constexpr):
+    if OPAQUE:
+        # Triton 3.6's Hopper warp specialisation gives the second consumer warpgroup rows off_m + 64 for its
+        # A loads and rewrites every use of off_m in it, so `off_m + arange(64, 128)` would store at +128:
+        # an opaque copy of off_m (one PTX mov) keeps the store's row base out of that rewrite.
+        off_m = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [off_m], dtype=tl.int32, is_pure=True, pack=1)
     cm = off_m + tl.arange(0, BM)
     cn = off_n + tl.arange(0, BN)
     tl.store(c_ptr + cm[:, None].to(tl.int64) * N + cn[None, :], acc, mask=(cm[:, None] < M) & (cn[None, :] < N))
@@ -66,10 +71,10 @@ def ws_plane_kernel(a_ptr, b_ptr, c_ptr, M, N, K, NPROD: tl.constexpr, UPCAST: t
             tm = (first_m + (tile % per_group) % rows) * BM
             tn = ((tile % per_group) // rows) * BN
             acc = _tile_sum(da0, da1, da2, db0, db1, db2, tm, tn, K, NPROD, UPCAST, BM, BN, BK, REFRESH, False)
-            _store(c_ptr, acc, tm, tn, M, N, BM, BN)
+            _store(c_ptr, acc, tm, tn, M, N, BM, BN, WS and not UPCAST)
     else:
         acc = _tile_sum(da0, da1, da2, db0, db1, db2, off_m, off_n, K, NPROD, UPCAST, BM, BN, BK, REFRESH, WS)
-        _store(c_ptr, acc, off_m, off_n, M, N, BM, BN)
+        _store(c_ptr, acc, off_m, off_n, M, N, BM, BN, WS and not UPCAST)
 
 
 def _consts(scheme: str, cfg: dict, programs: int) -> dict:
