@@ -6,7 +6,7 @@ PAGE = "the page (kernel & attention optimization), citing the BF16xN paper and 
 CUBLAS_BLOG = ("NVIDIA technical blog, 'Boosting Matrix Multiplication Speed and Flexibility with NVIDIA "
                "cuBLAS 12.9' (2025): FP32 emulation on Blackwell BF16 tensor cores '3x to 4x faster'")
 T = "gemm_fp32_emulation"
-BF16X9 = ("triton_bf16x9", "triton_bf16x9_tma", "triton_bf16x9_regsplit", "triton_bf16x9_chain")
+BF16X9 = ("triton_bf16x9", "triton_bf16x9_tma", "triton_bf16x9_ws", "triton_bf16x9_regsplit", "triton_bf16x9_chain")
 BIG = "m8192n8192k8192"
 
 

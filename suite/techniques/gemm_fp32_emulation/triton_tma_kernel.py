@@ -17,9 +17,9 @@ _NPROD = {"bf16x3": 3, "bf16x6": 6, "bf16x9": 9}
 # CTAs of <= 75 KB run three to an SM (the per-product wgmma waits of one overlap the others' work).
 _CHOICES = {
     2: [(128, 128, 64, 3, 8), (64, 128, 32, 3, 4), (64, 128, 64, 2, 4)],
-    # Three planes: the 2-stage, three-CTA config only. Timed beside the other two in two H200 sweeps (x9 74.4 and
-    # 73.3 TFLOP/s against 70.6 and 67.7), it is what the autotuner sometimes passed over (68.0 and 68.7 there).
-    3: [(64, 128, 32, 2, 4)],
+    # Pinning three planes to (64, 128, 32, 2, 4), fastest at 8192^3 in two sweeps, cost 18-20 % on the skinny
+    # shapes in the runner (b18a217; docs/numerics_gemm.md): the autotuner picks per shape, so all three stay.
+    3: [(64, 128, 32, 3, 4), (64, 128, 32, 2, 4), (128, 128, 32, 4, 8)],
 }
 
 

@@ -16,9 +16,9 @@ from suite.techniques.gemm_fp32_emulation.triton_tma_kernel import _alloc, suppo
 _NPROD = {"bf16x3": 3, "bf16x6": 6, "bf16x9": 9}
 
 # Per scheme: BM, BN, BK, stages, warps (with WS: the consumers' warps; the producer adds 4), REFRESH, WS, PERSIST.
-# From the H200 sweeps (runners.studies.gemm_fp32_emulation_ws_tune, docs/numerics_gemm.md): refreshing every 2-4
-# steps was slower for every scheme; the warp-specialised 128 x 128 tile (its two consumers 64 x 128 each)
-# timed fastest for x3 and x6, and persistence did not pay.
+# From three H200 sweeps (runners.studies.gemm_fp32_emulation_ws_tune; docs/numerics_gemm.md): refreshing every
+# 2-4 steps was slower for every scheme; persistence did not change the time; warp specialisation paid for x3
+# only (the runner at 8192^3: x3 180.7 and 182.6 TFLOP/s against 177.2 for the planes kernel; x9 and x6 slower).
 CONFIGS = {
     "bf16x9": dict(BM=128, BN=128, BK=32, stages=3, warps=4, REFRESH=1, WS=True, PERSIST=False),
     "bf16x6": dict(BM=128, BN=128, BK=32, stages=3, warps=4, REFRESH=1, WS=True, PERSIST=False),
