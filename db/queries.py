@@ -15,7 +15,7 @@ from typing import Any, Iterable, Optional
 
 import orjson
 import pandas as pd
-from sqlalchemy import Engine, Text, and_, case, create_engine, event, func, inspect, null, select, type_coerce
+from sqlalchemy import Engine, Text, and_, case, cast, create_engine, event, func, inspect, null, select
 
 from db.engine import resolve_url
 from db.models import Benchmark, Environment, Result, Run
@@ -130,14 +130,14 @@ WHEN = case((Run.reason == "backfill", func.coalesce(Run.git_date, Run.started_a
 def _points_stmt(with_params: bool = False, with_stats: bool = False, raw_json: bool = False):
     """Results with their benchmark, run and environment; `params` and `stats` only when asked (JSON
     decoding is most of a large page's time; the tolerance is always there). `raw_json`: params and stats
-    as undecoded text, no `ceiling`, the samples as their float64 bytes (samples_f64) and, last, the JSON
+    as undecoded text (cast in SQL: PostgreSQL's driver would decode jsonb itself, with json), no `ceiling`, the samples as their float64 bytes (samples_f64) and, last, the JSON
     text of a row stored without them (see _full_points)."""
     def col(c, wanted=True):
-        return type_coerce(c, Text).label(c.key) if raw_json and wanted else c if wanted else null().label(c.key)
+        return cast(c, Text).label(c.key) if raw_json and wanted else c if wanted else null().label(c.key)
 
     ceiling = null().label("ceiling") if raw_json else Result.stats["ceiling"]
     samples = Result.samples_f64.label("samples") if raw_json else Result.samples
-    fallback = [case((Result.samples_f64.is_(None), type_coerce(Result.samples, Text)))] if raw_json else []
+    fallback = [case((Result.samples_f64.is_(None), cast(Result.samples, Text)))] if raw_json else []
     return (select(Result.id, Result.benchmark_id, Benchmark.technique, Benchmark.impl, Benchmark.case_id,
                    Result.metric, Result.unit, Result.direction, Result.value, Result.status, Result.error,
                    Result.protocol, Result.impl_version, Result.impl_hash, col(Result.params, with_params),
@@ -253,7 +253,7 @@ def samples_by_id(url: Optional[str], ids: Iterable[int], chunk: int = 5000) -> 
     out: dict = {}
     if "results" not in tables(url) or not ids:
         return pd.Series(out, dtype=object)
-    fallback = case((Result.samples_f64.is_(None), type_coerce(Result.samples, Text)))
+    fallback = case((Result.samples_f64.is_(None), cast(Result.samples, Text)))
     with read_engine(url).connect() as conn:
         for i in range(0, len(ids), chunk):
             stmt = select(Result.id, Result.samples_f64, fallback).where(Result.id.in_(ids[i:i + chunk]))
