@@ -39,7 +39,7 @@ _LD_EVICT_FIRST = tl.constexpr("{ .reg .b64 pol; .reg .pred p; createpolicy.frac
 
 @triton.jit
 def read_kernel(src, out, rows, N, BN: tl.constexpr, SPLIT: tl.constexpr, MODE: tl.constexpr,
-                DIST: tl.constexpr):
+                DIST: tl.constexpr, STAGES: tl.constexpr = 4):
     """xor of every (16 x BN) int32 tile of src (rows, N), per column and K split, into out (SPLIT, N).
     MODE 0: tl.load (asynchronous copies, pipelined); 1: ld.global with L2 evict_first, one tile
     ahead in registers; 2: as 0 plus an evict_first L2 prefetch DIST tiles ahead."""
@@ -57,7 +57,7 @@ def read_kernel(src, out, rows, N, BN: tl.constexpr, SPLIT: tl.constexpr, MODE: 
     if MODE == 2:
         for d in tl.static_range(DIST):
             D._prefetch(src, first + d, pid_n, N, N, first + d < last, BN)
-    for b in tl.range(first, last, num_stages=1 if MODE == 1 else 4):
+    for b in tl.range(first, last, num_stages=1 if MODE == 1 else STAGES):
         if MODE == 1:
             w = nxt
             nxt = tl.inline_asm_elementwise(_LD_EVICT_FIRST, "=r,l,r",
@@ -71,24 +71,41 @@ def read_kernel(src, out, rows, N, BN: tl.constexpr, SPLIT: tl.constexpr, MODE: 
     tl.store(out + pid_k * N + cols, tl.xor_sum(acc, 0))
 
 
-def _read(mode: int, dist: int = 4):
+def _read(mode: int, dist: int = 4, bn: int = 128, warps: int = 4, stages: int = 4):
     def call(src, out, split):
         rows, n = src.shape
-        read_kernel[(n // 128, split)](src, out, rows, n, BN=128, SPLIT=split, MODE=mode, DIST=dist, num_warps=4,
-                                       num_stages=3)
+        read_kernel[(n // bn, split)](src, out, rows, n, BN=bn, SPLIT=split, MODE=mode, DIST=dist, STAGES=stages,
+                                      num_warps=warps, num_stages=3)
     return call
+
+
+# Read-only kernel configs (BN, split, stages, warps): how fast can the packed weights be read at all.
+READ_SWEEP = [(128, 4, 4, 4), (128, 2, 4, 4), (128, 8, 4, 4), (128, 1, 6, 4), (128, 4, 6, 4), (128, 4, 8, 4),
+              (64, 8, 6, 4), (256, 4, 4, 4), (256, 2, 4, 8), (256, 4, 6, 8), (512, 2, 4, 8), (512, 4, 4, 8)]
+
+
+def _read_sweep(_=None, device: str = "cuda") -> list[str]:
+    """Compiles the read-only configs; returns the failures."""
+    src, bad = R.make_inputs({"m": 1, "n": 4096, "k": 4096}, 0, device)["qweight_k16"], []
+    for bn, sp, st, w in READ_SWEEP:
+        try:
+            _read(0, bn=bn, warps=w, stages=st)(src, torch.empty(sp, 4096, device=device, dtype=torch.int32), sp)
+            torch.cuda.synchronize()
+        except Exception as e:  # noqa: BLE001
+            bad.append(f"read {(bn, sp, st, w)}: {type(e).__name__}: {str(e)[:300]}")
+    return bad
 
 
 # Decode variants: (kind, BN, SPLIT_K, stages or depth, PF_DIST or EVICT); kind "d" the decode kernel
 # (centred inline PTX, scales one block ahead; L2 prefetch PF_DIST blocks ahead), "t" the TMA kernel,
 # "g" the Gluon kernel (words straight into MMA registers, depth blocks ahead, EVICT: evict_first).
-VARIANTS = ([("d", 128, sp, 3, 0) for sp in (4, 8, 16)] + [("t", 128, 8, 4, 0)]
-            + [("s", p, st, nreg, 0) for p, st, nreg in ((264, 3, 0), (264, 4, 0), (396, 3, 0), (396, 4, 0),
-                                                         (528, 3, 0), (396, 3, 128), (528, 3, 128))])
+VARIANTS = [("d", 128, 4, 3, 0), ("d", 128, 8, 3, 0), ("d", 128, 16, 3, 0), ("d", 128, 2, 3, 0), ("d", 128, 2, 4, 0),
+            ("d", 128, 3, 3, 0), ("d", 128, 4, 5, 0), ("d", 64, 4, 4, 0), ("d", 64, 8, 4, 0), ("d", 64, 16, 4, 0)]
 # Round 1 (at 4e0930f, docs/data/h200_w4a16_protocol_4e0930f.json): the decode kernel with BN 128 and
 # 256, split-K 4-16, L2 prefetch distance 0-4, 3-4 stages; the TMA kernel; the Gluon kernel ("g",
 # words in registers, depth 2-3, evict_first or not; "gv" 16-byte loads). "s": the stream-K kernel
-# (programs, stages, maxnreg or 0).
+# (programs, stages, maxnreg or 0). Round 2 (at 4bb8918): the decode kernel's split-K 4-16 beside
+# the stream-K kernel (264-528 programs, 3-4 stages, maxnreg 128) and the TMA kernel.
 SPLIT_OF = {"8b_qkvo": 8, "8b_up": 4, "8b_down": 16, "70b_up": 4}  # the tuner's choice at 3d21581
 
 
@@ -164,6 +181,8 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=12)
     ap.add_argument("--tiny", action="store_true", help="argument parsing and imports only (no GPU)")
     ap.add_argument("--no-floors", action="store_true", help="the variants only")
+    ap.add_argument("--read-sweep", action="store_true", help="first, read-only kernel configs (READ_SWEEP) and "
+                    "a torch reduction on the packed weights of 70B up, 8B up and 8B qkvo")
     args = ap.parse_args()
     if args.tiny:
         print(f"{len(VARIANTS)} variants; layers {list(_LLAMA)}")
@@ -173,7 +192,10 @@ def main() -> None:
     chunks = [VARIANTS[i::args.jobs] for i in range(args.jobs)]
     compile_fn = importlib.import_module(__spec__.name if __spec__ else __name__)._compile
     with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
-        failed = [f for bad in pool.map(compile_fn, chunks) for f in bad]
+        done = [pool.map(compile_fn, chunks)]
+        if args.read_sweep:
+            done.append(pool.map(importlib.import_module(__spec__.name if __spec__ else __name__)._read_sweep, [0]))
+        failed = [f for results in done for bad in results for f in bad]
     print(f"compiled {len(VARIANTS)} variants in {time.time() - t0:.0f} s; failed: {failed}", flush=True)
     bad_v = {f.split(":")[0] for f in failed}
     variants = [v for v in VARIANTS if str(v) not in bad_v]
@@ -185,6 +207,25 @@ def main() -> None:
         with open(os.path.join(args.out, "w4a16_protocol.json"), "w") as f:
             json.dump(res, f, indent=1)
 
+    if args.read_sweep:
+        for layer in ("70b_up", "8b_up", "8b_qkvo"):
+            n, k = _LLAMA[layer]
+            src = R.make_inputs({"m": 1, "n": n, "k": k}, 0, "cuda")["qweight_k16"]
+            rows = []
+            for bn, sp, st, w in READ_SWEEP:
+                if f"read {(bn, sp, st, w)}" in bad_v:
+                    continue
+                dst = torch.empty(sp, n, device="cuda", dtype=torch.int32)
+                us = _median_us(lambda: _read(0, bn=bn, warps=w, stages=st)(src, dst, sp), "zero")  # noqa: B023
+                rows.append({"layer": layer, "config": [bn, sp, st, w], "zero_us": us, "bytes": src.numel() * 4})
+            rows.append({"layer": layer, "config": "torch max", "zero_us": _median_us(src.max, "zero"),
+                         "bytes": src.numel() * 4})
+            res["floors"][f"{layer}_read_sweep"] = rows
+            for r in sorted(rows, key=lambda r: r["zero_us"])[:5]:
+                print(f"{layer} read {r['config']}: {r['zero_us']:.1f} us {r['bytes'] / r['zero_us'] / 1e6:.2f} TB/s",
+                      flush=True)
+            del src
+        save()
     tiny = torch.empty(16, device="cuda")
     for flush in () if args.no_floors else ("zero", "read", "none"):
         res["floors"][f"empty_{flush}_us"] = _median_us(tiny.zero_, flush)
