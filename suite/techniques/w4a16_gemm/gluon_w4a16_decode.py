@@ -6,7 +6,8 @@ of a register are K and K + 1 of one column, from two words) and issues mma.sync
 
 Weights in `packing.pack_k16`'s layout (K/8, N) int32; fp16 scales per 128-K group; M <= 16 (one
 row tile, activations from global into the A operand's registers); split-K by fp32 atomics as the
-Triton decode kernel. CUDA only (no interpreter for Gluon)."""
+Triton decode kernel. CUDA only (no interpreter for Gluon). An experiment (runners.studies.w4a16_protocol):
+on the H200 1.06-1.4x slower than the Triton decode kernel at M = 1, more at M = 16."""
 from __future__ import annotations
 
 import torch

@@ -1,11 +1,10 @@
-"""Decode-shaped W4A16 GEMM with every operand read by the Tensor Memory Accelerator: the decode
+"""Decode-shaped W4A16 GEMM with the weights read by the Tensor Memory Accelerator: the decode
 kernel's product (`triton_w4a16_decode`: interleaved packing, inline-PTX centred unpacking, split-K
-by fp32 atomics) with the (16 words x BLOCK_N) weight tile, the (16 x 16) activation slices and the
-block's scales each one TMA copy into shared memory, STAGES blocks in flight per program.
-
-One thread issues a tile's copy (no per-thread address arithmetic, no masks: rows of `a` past M
-read as zeros), so the loop's instructions are the unpacking and the MMAs. M <= 16 (one row tile);
-GROUP % 128 == 0."""
+by fp32 atomics) with the (16 words x BLOCK_N) weight tile and the block's scales each one TMA copy
+into shared memory, STAGES blocks in flight per program; the (16 x 16) activation slices by
+pipelined loads, or with A_TMA by TMA too (rows of `a` past M read as zeros; a barrier per copy:
+twice the loop's instructions on sm_90). An experiment (runners.studies.w4a16_protocol): on the
+H200 within 3% of the decode kernel. M <= 16 (one row tile); GROUP % 128 == 0."""
 from __future__ import annotations
 
 import torch
