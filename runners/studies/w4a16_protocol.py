@@ -99,13 +99,14 @@ def _read_sweep(_=None, device: str = "cuda") -> list[str]:
 # Decode variants: (kind, BN, SPLIT_K, stages or depth, PF_DIST or EVICT); kind "d" the decode kernel
 # (centred inline PTX, scales one block ahead; L2 prefetch PF_DIST blocks ahead), "t" the TMA kernel,
 # "g" the Gluon kernel (words straight into MMA registers, depth blocks ahead, EVICT: evict_first).
-VARIANTS = [("d", 128, 4, 3, 0), ("d", 128, 8, 3, 0), ("d", 128, 16, 3, 0), ("d", 128, 2, 3, 0), ("d", 128, 2, 4, 0),
-            ("d", 128, 3, 3, 0), ("d", 128, 4, 5, 0), ("d", 64, 4, 4, 0), ("d", 64, 8, 4, 0), ("d", 64, 16, 4, 0)]
+VARIANTS = [("d", 128, sp, st, 0) for sp, st in ((4, 3), (4, 4), (4, 5), (2, 3), (2, 4), (2, 5), (1, 4), (1, 5),
+                                               (8, 3), (16, 3))]
 # Round 1 (at 4e0930f, docs/data/h200_w4a16_protocol_4e0930f.json): the decode kernel with BN 128 and
 # 256, split-K 4-16, L2 prefetch distance 0-4, 3-4 stages; the TMA kernel; the Gluon kernel ("g",
 # words in registers, depth 2-3, evict_first or not; "gv" 16-byte loads). "s": the stream-K kernel
 # (programs, stages, maxnreg or 0). Round 2 (at 4bb8918): the decode kernel's split-K 4-16 beside
-# the stream-K kernel (264-528 programs, 3-4 stages, maxnreg 128) and the TMA kernel.
+# the stream-K kernel (264-528 programs, 3-4 stages, maxnreg 128) and the TMA kernel. Round 3 (at
+# c734cf0): the read sweep (then a crash before the variants). Round 4: split-K 1-16 x 3-5 stages.
 SPLIT_OF = {"8b_qkvo": 8, "8b_up": 4, "8b_down": 16, "70b_up": 4}  # the tuner's choice at 3d21581
 
 
@@ -229,7 +230,8 @@ def main() -> None:
     tiny = torch.empty(16, device="cuda")
     for flush in () if args.no_floors else ("zero", "read", "none"):
         res["floors"][f"empty_{flush}_us"] = _median_us(tiny.zero_, flush)
-    print("empty launch (us):", {k: round(v, 2) for k, v in res["floors"].items()}, flush=True)
+    print("empty launch (us):", {k: round(v, 2) for k, v in res["floors"].items() if k.startswith("empty")},
+          flush=True)
     for layer, (n, k) in () if args.no_floors else _LLAMA.items():  # the packed weights read, nothing else
         src = R.make_inputs({"m": 1, "n": n, "k": k}, 0, "cuda")["qweight_k16"]
         dst = torch.empty(SPLIT_OF[layer], n, device="cuda", dtype=torch.int32)
