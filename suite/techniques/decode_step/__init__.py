@@ -11,6 +11,9 @@ GBPS = Metric("gbps", "GB/s", "higher")
 # prefetch schedules and PDL were all slower than none
 TUNED_ARGS = {"mma_attention": True, "fuse_embed": True, "tune": {"down": {"block_k": 2048}}}
 PERSISTENT_ARGS = {}
+# the H200 sweep's best front (docs/data/h200_decode_step_sweep_dataflow_kv1024_ec5029f.json): items in
+# launch order (tickets cost 0.04 ms), O items of 8 rows with their first 1024 columns loaded before the wait
+FRONT_ARGS = {"front_only": True, "ticket": False, "rows": {"O": 8}, "block_k": {"O": 1024}}
 TINY = {"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 2, "head_dim": 16, "inter": 128, "vocab": 256}
 
 
@@ -56,10 +59,10 @@ TECHNIQUE = Technique(
              note="the whole step as one launch of work items (blocks of GEMV rows, attention splits) claimed "
                   "in order, each GEMV item loading its weights before it waits on the previous stage's "
                   "counter: no launch boundary, no grid barrier"),
-        Impl("triton_dataflow_front", f"{_PKG}.triton_dataflow:run", args={"front_only": True}, graph=True,
+        Impl("triton_dataflow_front", f"{_PKG}.triton_dataflow:run", args=FRONT_ARGS, graph=True,
              requires=("triton",),
-             note="per layer, QKV, attention and O as one launch of work items (O's weights loaded while "
-                  "attention runs), then triton_fused_tuned's gate/up and down GEMVs; the head as its GEMV"),
+             note="per layer, QKV, attention and O as one launch of work items in launch order (O's weights "
+                  "loaded while attention runs), then triton_fused_tuned's gate/up and down GEMVs and head"),
         Impl("triton_fused_pdl", f"{_PKG}.triton_step:run", args={"pdl": True}, graph=True,
              requires=("cuda", "triton", "sm90"),
              note="the same kernels with programmatic dependent launch: each starts loading weights "

@@ -55,12 +55,14 @@ _DF = {"dataflow": True}
 _R1 = {"rows": {"QKV": 4, "O": 4, "GU": 4, "D": 2, "HEAD": 4}, "block_k": {"QKV": 2048, "O": 2048, "GU": 2048,
                                                                        "D": 2048, "HEAD": 2048}}
 _FR = {**_DF, "front_only": True}
+_FT = {**_FR, "ticket": False}
 DATAFLOW = (  # --dataflow: the one-launch work-item step (suite/lib/decode_dataflow.py) and its per-layer
-    # front (QKV, attention, O as one launch; gate/up, down, head per launch)
-    _T, _FR, {**_FR, "ticket": False}, {**_FR, "rows": {"QKV": 2, "O": 2}}, {**_FR, "ask_l2": True},
-    {**_FR, "rows": {"O": 8}}, {**_DF, "ticket": False, "head_launch": True}, _DF,
+    # front (QKV, attention, O as one launch; gate/up, down, head per launch), in launch order (no tickets)
+    _T, _FT, {**_FT, "rows": {"O": 8}}, {**_FT, "rows": {"O": 8}, "block_k": {"O": 1024}},
+    {**_FT, "rows": {"O": 16}, "block_k": {"O": 512}},
+    {**_FT, "rows": {"QKV": 8, "O": 8}, "block_k": {"QKV": 1024, "O": 1024}}, {**_FT, "ask_l2": True}, _FR,
 )
-DATAFLOW_MORE = DATAFLOW[:2] + DATAFLOW[4:5]
+DATAFLOW_MORE = DATAFLOW[:2] + DATAFLOW[3:4] + DATAFLOW[6:7]
 
 
 def step_fn(cfg: dict):
