@@ -11,8 +11,9 @@ GBPS = Metric("gbps", "GB/s", "higher")
 # prefetch schedules and PDL were all slower than none
 TUNED_ARGS = {"mma_attention": True, "fuse_embed": True, "tune": {"down": {"block_k": 2048}}}
 PERSISTENT_ARGS = {}
-# the H200 sweep's best front (docs/data/h200_decode_step_sweep_dataflow_kv1024_ec5029f.json): items in
-# launch order (tickets cost 0.04 ms), O items of 8 rows with their first 1024 columns loaded before the wait
+# from the H200 front sweep (docs/data/h200_decode_step_sweep_dataflow_kv1024_ec5029f.json): items in launch
+# order (tickets cost 0.04 ms) and O items of 8 rows (0.03 ms), here with their first 1024 columns loaded
+# before the wait (96 registers instead of 168): that combination not yet timed
 FRONT_ARGS = {"front_only": True, "ticket": False, "rows": {"O": 8}, "block_k": {"O": 1024}}
 TINY = {"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 2, "head_dim": 16, "inter": 128, "vocab": 256}
 
