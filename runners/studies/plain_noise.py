@@ -29,6 +29,14 @@ from runners.resultfile import ResultFile, new_run, result_row
 TECHNIQUE = "plain_noise"
 
 
+def _loop(f, k: int):
+    """A callable that calls f k times back to back (a launch-bound series)."""
+    def run():
+        for _ in range(k):
+            f()
+    return run
+
+
 def _series(torch, triton, dev: str = "cuda"):
     """(impl, case, params, fn) of each timed series on `dev`; fp32 operands random (bf16 for the
     4096^3 GEMM), made once per night."""
@@ -49,15 +57,9 @@ def _series(torch, triton, dev: str = "cuda"):
     a16, b16 = (torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16) for _ in range(2))
     a32, b32 = (torch.randn(256, 256, device=dev) for _ in range(2))
 
-    def loop(f, k):
-        def run():
-            for _ in range(k):
-                f()
-        return run
-
     return [
-        ("torch_add_x50", "n4096", {"n": 4096, "launches": 50, "launch_bound": True}, loop(lambda: tiny.add_(1.0), 50)),
-        ("triton_add_x20", "n4096", {"n": 4096, "launches": 20, "launch_bound": True}, loop(lambda: triton_add(tiny), 20)),
+        ("torch_add_x50", "n4096", {"n": 4096, "launches": 50, "launch_bound": True}, _loop(lambda: tiny.add_(1.0), 50)),
+        ("triton_add_x20", "n4096", {"n": 4096, "launches": 20, "launch_bound": True}, _loop(lambda: triton_add(tiny), 20)),
         ("torch_add", "n4096", {"n": 4096}, lambda: tiny.add_(1.0)),
         ("torch_exp", "n16m", {"n": 1 << 24}, lambda: torch.exp(big)),
         ("triton_add", "n16m", {"n": 1 << 24}, lambda: triton_add(big)),
@@ -91,17 +93,11 @@ def _series_b(torch, triton, dev: str = "cuda"):
     bm = [torch.randn(32, 256, 256, device=dev) for _ in range(2)]
     cs = torch.randn(1 << 20, device=dev)
 
-    def loop(f, k):
-        def run():
-            for _ in range(k):
-                f()
-        return run
-
     return [
         ("torch_relu_x20", "n4096", {"n": 4096, "launches": 20, "launch_bound": True},
-         loop(lambda: torch.relu_(tiny), 20)),
+         _loop(lambda: torch.relu_(tiny), 20)),
         ("torch_mul_x10", "n65536", {"n": 65536, "launches": 10, "launch_bound": True},
-         loop(lambda: small.mul_(1.0), 10)),
+         _loop(lambda: small.mul_(1.0), 10)),
         ("torch_gelu", "n16m", {"n": 1 << 24}, lambda: torch.nn.functional.gelu(big)),
         ("triton_scale", "n16m", {"n": 1 << 24},
          lambda: scale[(triton.cdiv(big.numel(), 1024),)](big, out, big.numel(), BLOCK=1024)),
