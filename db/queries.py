@@ -137,7 +137,7 @@ def _points_stmt(with_params: bool = False, with_stats: bool = False, raw_json: 
 
     ceiling = null().label("ceiling") if raw_json else Result.stats["ceiling"]
     samples = Result.samples_f64.label("samples") if raw_json else Result.samples
-    fallback = [case((Result.samples_f64.is_(None), cast(Result.samples, Text)))] if raw_json else []
+    fallback = [_samples_json_fallback()] if raw_json else []
     return (select(Result.id, Result.benchmark_id, Benchmark.technique, Benchmark.impl, Benchmark.case_id,
                    Result.metric, Result.unit, Result.direction, Result.value, Result.status, Result.error,
                    Result.protocol, Result.impl_version, Result.impl_hash, col(Result.params, with_params),
@@ -218,6 +218,16 @@ def _json(v: Any) -> Any:
         return json.loads(v)
 
 
+def _samples_json_fallback():
+    """The JSON text of a row's samples where it has no float64 bytes (stored before migration 0006), else NULL."""
+    return case((Result.samples_f64.is_(None), cast(Result.samples, Text)))
+
+
+def _samples_array(blob, js) -> Any:
+    """A row's samples as a float64 array: its bytes, or its JSON text where it has none (null as NaN)."""
+    return unpack(blob) if js is None else unpack(pack(_json(js)))
+
+
 def _full_points(url: Optional[str], stmt) -> pd.DataFrame:
     """_points of a _points_stmt(True, True, raw_json=True): params and stats decoded here, column by
     column, `ceiling` taken from the decoded stats (the row-by-row JSON processing of the driver layer
@@ -228,7 +238,7 @@ def _full_points(url: Optional[str], stmt) -> pd.DataFrame:
     data = {c: list(v) for c, v in zip(cols, zip(*rows))} if rows else {c: [] for c in cols}
     for c in ("params", "stats"):
         data[c] = [_json(v) for v in data[c]]
-    data["samples"] = [unpack(b) if j is None else unpack(pack(_json(j)))
+    data["samples"] = [_samples_array(b, j)
                        for b, j in zip(data["samples"], data.pop("samples_json"))]
     data["ceiling"] = [s.get("ceiling") if isinstance(s, dict) else None for s in data["stats"]]
     df = _label(pd.DataFrame(data, columns=cols[:-1]))
@@ -253,12 +263,12 @@ def samples_by_id(url: Optional[str], ids: Iterable[int], chunk: int = 5000) -> 
     out: dict = {}
     if "results" not in tables(url) or not ids:
         return pd.Series(out, dtype=object)
-    fallback = case((Result.samples_f64.is_(None), cast(Result.samples, Text)))
+    fallback = _samples_json_fallback()
     with read_engine(url).connect() as conn:
         for i in range(0, len(ids), chunk):
             stmt = select(Result.id, Result.samples_f64, fallback).where(Result.id.in_(ids[i:i + chunk]))
             for rid, blob, js in conn.execute(stmt):
-                out[rid] = unpack(blob) if js is None else unpack(pack(_json(js)))
+                out[rid] = _samples_array(blob, js)
     return pd.Series(out, dtype=object)
 
 
