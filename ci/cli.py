@@ -103,6 +103,7 @@ def db_roles(db: Optional[str] = DB,
 
 # The commands defined in other modules.
 app.command("list")(runners_cli.list_cmd)
+app.command("estimate")(runners_cli.budget_cli.estimate_cmd)
 app.command("claims")(claims_cli.claims_cmd)
 app.command("gate")(gate.gate_cmd)
 app.add_typer(gate_mutes.mute_app, name="mute")

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from runners import tree_cli
+from runners import budget_cli, tree_cli
 from runners.cli_options import CASE, DEVICE, IMPL, MEMORY, REASON, REPEAT, SEED, TECH, TIER, TIMEOUT
 from runners.progress import reporter
 from runners.run import RunOptions, execute
@@ -36,9 +36,10 @@ def list_cmd(technique: Optional[str] = typer.Option(None, "--technique", "-t"),
     for tech in techs:
         t = Table(title=f"{tech.name} — {tech.section}", title_justify="left")
         t.add_column("kind"), t.add_column("name"), t.add_column("detail")
-        for impl in tech.impls:
+        for impl in (tech.impls_for(tier) if tier else tech.impls):
             t.add_row("impl", impl.name, f"v{impl.version} {impl.accuracy} "
-                      f"{'baseline ' if impl.baseline else ''}{' '.join(impl.requires)}".strip())
+                      f"{'baseline ' if impl.baseline else ''}{'' if impl.nightly else 'not-nightly '}"
+                      f"{' '.join(impl.requires)}".strip())
         for case in (tech.cases_for(tier) if tier else tech.cases):
             t.add_row("case", case.id, f"{','.join(case.tiers)} {case.params}")
         out.print(t)
@@ -119,6 +120,7 @@ def numbered(path: str, i: int) -> str:
     return f"{path}_{i:02d}"
 
 
+app.command("estimate")(budget_cli.estimate_cmd)
 app.command("export-trees")(tree_cli.export_cmd)
 app.command("backfill")(tree_cli.backfill_cmd)
 app.command("ab")(tree_cli.ab_cmd)

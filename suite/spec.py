@@ -66,6 +66,10 @@ class Impl:
     # Non-empty: known to fail correctness, kept so the harness shows it catches it (the reason).
     # Its failure does not fail a run or block the gate; its passing would be news.
     expect_failure: str = ""
+    # False: a variant kept for the record (slower than a sibling that is tracked, or superseded by it)
+    # that runs in the full tier but not in the nightly one, whose time on one GPU is budgeted
+    # (`kwatch estimate`); its history continues in full-tier runs.
+    nightly: bool = True
 
 
 @dataclass(frozen=True)
@@ -153,9 +157,12 @@ class Technique:
         return [c for c in self.cases if wanted & set(c.tiers)]
 
     def impls_for(self, tier: str) -> list[Impl]:
-        """Implementations run in `tier`: the `smoke` slice in the smoke tier, else all."""
+        """Implementations run in `tier`: the `smoke` slice in the smoke tier, those with `nightly` set
+        in the nightly tier, else all."""
         if tier == "smoke" and self.smoke:
             return [i for i in self.impls if i.name in self.smoke]
+        if tier == "nightly":
+            return [i for i in self.impls if i.nightly]
         return list(self.impls)
 
 

@@ -44,22 +44,24 @@ TECHNIQUE = Technique(
              note="torch.compile (Inductor) of the layer, the step replayed as one CUDA graph"),
         Impl("triton_fused", f"{_PKG}.triton_step:run", graph=True, requires=("triton",),
              note="5 launches per layer: norm-prologue/RoPE-epilogue QKV GEMV, split-KV attention with "
-                  "its merge, O GEMV + residual, norm + gate/up GEMV + SwiGLU, down GEMV + residual; graph"),
+                  "its merge, O GEMV + residual, norm + gate/up GEMV + SwiGLU, down GEMV + residual; graph",
+             nightly=False),  # the smoke tier's fused step; triton_fused_tuned is it, tuned
         Impl("triton_fused_mma", f"{_PKG}.triton_step:run", args={"mma_attention": True}, graph=True,
              requires=("triton",),
              note="the same step with attention on tensor cores (the 4 query heads of a KV head padded to "
-                  "16 rows, q and p rounded to bf16)"),
+                  "16 rows, q and p rounded to bf16)", nightly=False),  # triton_fused_tuned contains it
         Impl("triton_fused_tuned", f"{_PKG}.triton_step:run", args=TUNED_ARGS, graph=True, requires=("triton",),
              note="triton_fused_mma with the embedding gather inside the first QKV launch (one launch fewer) and "
                   "the down GEMV streaming K in chunks of 2048"),
         Impl("triton_persistent", f"{_PKG}.triton_persistent:run", args=PERSISTENT_ARGS, graph=True,
              requires=("triton",),
              note="the whole step as one persistent launch: grid barriers between stages, each program "
-                  "prefetching the next stage's weights into the L2 before it waits (stage by stage on a CPU)"),
+                  "prefetching the next stage's weights into the L2 before it waits (stage by stage on a CPU)",
+             nightly=False),  # 1.117 ms against the tuned step's 0.876
         Impl("triton_dataflow", f"{_PKG}.triton_dataflow:run", graph=True, requires=("triton",),
              note="the whole step as one launch of work items (blocks of GEMV rows, attention splits) claimed "
                   "in order, each GEMV item loading its weights before it waits on the previous stage's "
-                  "counter: no launch boundary, no grid barrier"),
+                  "counter: no launch boundary, no grid barrier", nightly=False),  # slower than _front at every KV
         Impl("triton_dataflow_front", f"{_PKG}.triton_dataflow:run", args=FRONT_ARGS, graph=True,
              requires=("triton",),
              note="per layer, QKV, attention and O as one launch of work items in launch order (O's weights "
@@ -67,7 +69,7 @@ TECHNIQUE = Technique(
         Impl("triton_fused_pdl", f"{_PKG}.triton_step:run", args={"pdl": True}, graph=True,
              requires=("cuda", "triton", "sm90"),
              note="the same kernels with programmatic dependent launch: each starts loading weights "
-                  "while the previous one drains"),
+                  "while the previous one drains", nightly=False),  # measured slower than without
     ),
     cases=(
         Case("tiny_kv80", {**TINY, "kv": 80}, ("smoke",)),

@@ -40,7 +40,7 @@ TECHNIQUE = Technique(
                   "serial split-K for small M"),
         Impl("triton_w4a16_gather", f"{_PKG}.triton_w4a16_kernel:run", args={"gather": True},
              requires=("triton",), note="the same kernel, each weight loading its own packed word "
-             "(no interleaving reshape)"),
+             "(no interleaving reshape)", nightly=False),  # slower than triton_w4a16 at every case
         Impl("triton_w4a16_decode", f"{_PKG}.triton_w4a16_decode:run", requires=("triton",),
              note="decode-shaped: the (16 words x BLOCK_N) weight tile unpacked into eight K = 16 "
                   "slices (interleaved packing, made at load time) by inline PTX, two centred bf16 "
@@ -49,7 +49,7 @@ TECHNIQUE = Technique(
         Impl("triton_w4a16_streamk", f"{_PKG}.triton_w4a16_streamk:run", requires=("triton",),
              note="the decode kernel's product in stream-K form up to M = 16: 264-528 programs share the "
                   "(column tile, 128-K block) units evenly, partial tiles summed by fp32 atomics; "
-                  "autotuned; the split-K decode kernel beyond M = 16"),
+                  "autotuned; the split-K decode kernel beyond M = 16", nightly=False),  # 0.96-1.00x decode
         Impl("triton_dequant_cublas", f"{_PKG}.triton_unfused:run", requires=("triton",),
              note="one Triton pass writes bf16 weights (K,N), then torch.mm"),
         Impl("torch_dequant_cublas", f"{_PKG}.torch_unfused:run",

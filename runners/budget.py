@@ -1,0 +1,122 @@
+"""A tier's wall time on one GPU, estimated from the job times earlier runs recorded (`stats.job_s`).
+
+Each job of the plan takes the time of its newest recorded run on the same GPU under the same timing
+protocol; a job never recorded there takes the median of its technique's recorded jobs on that case
+(else of the technique, else of all jobs) and is listed as guessed. A job whose implementation cannot
+run on the GPU host (it requires the CPU) is skipped there and costs nothing.
+"""
+from __future__ import annotations
+
+import glob
+import statistics
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from runners.resultfile import UNREADABLE, load
+from runners.timing import Protocol
+
+# What a run costs beyond its jobs: the ceilings (about 5 s on the H200), worker start-up and the
+# result file's rewrites; 3-8 s in the committed H200 runs (finished_at - started_at - sum of job_s).
+RUN_OVERHEAD_S = 10.0
+STATUSES_TIMED = ("ok", "failed_correctness", "error")  # a skipped row took no time worth keeping
+
+
+@dataclass(frozen=True)
+class JobTime:
+    """One planned job and the seconds it is expected to take; `source` the file it came from
+    ("" when guessed, "skipped" when the GPU host skips it)."""
+
+    technique: str
+    impl: str
+    case: str
+    seconds: float
+    source: str
+
+    @property
+    def guessed(self) -> bool:
+        return self.source == ""
+
+
+@dataclass
+class Estimate:
+    """The plan's jobs with their expected seconds, plus the run's own overhead."""
+
+    gpu: str
+    jobs: list[JobTime]
+    overhead_s: float = RUN_OVERHEAD_S
+    files: list[str] = field(default_factory=list)
+
+    @property
+    def total_s(self) -> float:
+        return self.overhead_s + sum(j.seconds for j in self.jobs)
+
+    @property
+    def guessed(self) -> list[JobTime]:
+        return [j for j in self.jobs if j.guessed]
+
+    def by_technique(self) -> dict[str, tuple[int, float]]:
+        """technique -> (jobs, seconds), slowest first."""
+        out: dict[str, list[float]] = {}
+        for j in self.jobs:
+            out.setdefault(j.technique, []).append(j.seconds)
+        return dict(sorted(((t, (len(s), sum(s))) for t, s in out.items()), key=lambda kv: -kv[1][1]))
+
+
+def result_files(patterns: list[str]) -> list[str]:
+    """Result files named by paths, folders (searched recursively) or glob patterns, sorted, unique."""
+    found: set[str] = set()
+    for pat in patterns:
+        p = Path(pat)
+        if p.is_dir():
+            found.update(str(f) for f in p.rglob("*") if f.name.endswith((".json", ".json.gz")))
+        else:
+            found.update(glob.glob(pat, recursive=True) or ([pat] if p.exists() else []))
+    return sorted(found)
+
+
+def recorded_times(paths: list[str], gpu: str, protocol: Protocol | None = None) -> dict[tuple, tuple]:
+    """(technique, impl, case) -> (started_at, job seconds, path): the newest run of each job on a GPU
+    named `gpu` under `protocol` (default: the nightly's). Files that are not result files are passed by."""
+    want = asdict(protocol or Protocol())
+    times: dict[tuple, tuple] = {}
+    for path in paths:
+        try:
+            doc = load(path)
+        except UNREADABLE:
+            continue
+        run = doc.get("run") if isinstance(doc, dict) else None
+        if not isinstance(run, dict) or not isinstance(doc.get("results"), list):
+            continue
+        env, config = run.get("env") or {}, run.get("config") or {}
+        if env.get("device") != "cuda" or env.get("gpu_name") != gpu or config.get("protocol") != want:
+            continue
+        started = run.get("started_at") or ""
+        for row in doc["results"]:
+            seconds = (row.get("stats") or {}).get("job_s")
+            if seconds is None or row.get("status") not in STATUSES_TIMED:
+                continue
+            key = (row["technique"], row["impl"], row["case"])
+            if key not in times or times[key][0] < started:
+                times[key] = (started, float(seconds), path)
+    return times
+
+
+def estimate(jobs, times: dict[tuple, tuple], gpu: str, files: list[str] = ()) -> Estimate:
+    """The Estimate of planned (technique, impl, case) jobs from `recorded_times`."""
+    by_case: dict[tuple, list[float]] = {}
+    by_tech: dict[str, list[float]] = {}
+    for (tech, _impl, case), (_, seconds, _) in times.items():
+        by_case.setdefault((tech, case), []).append(seconds)
+        by_tech.setdefault(tech, []).append(seconds)
+    every = [t[1] for t in times.values()] or [0.0]
+    out = []
+    for tech, impl, case in jobs:
+        key = (tech.name, impl.name, case.id)
+        if "cpu" in impl.requires:
+            out.append(JobTime(*key, 0.0, "skipped"))
+        elif key in times:
+            out.append(JobTime(*key, times[key][1], times[key][2]))
+        else:
+            pool = by_case.get((tech.name, case.id)) or by_tech.get(tech.name) or every
+            out.append(JobTime(*key, statistics.median(pool), ""))
+    return Estimate(gpu, out, files=list(files))

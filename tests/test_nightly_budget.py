@@ -1,0 +1,84 @@
+"""The nightly tier's time on one H200, estimated from the committed H200 runs' job times, stays within
+its 10-minute budget; the estimator picks each job's newest run on the same GPU and protocol."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import asdict
+
+from runners.budget import estimate, recorded_times, result_files
+from runners.budget_cli import NIGHTLY_BUDGET_S
+from runners.resultfile import ResultFile
+from runners.run import RunOptions, plan
+from runners.timing import Protocol
+from suite.registry import get
+from tests.conftest import ROOT
+
+H200 = "NVIDIA H200"
+
+
+def test_committed_h200_runs_put_the_nightly_tier_within_its_budget():
+    files = result_files([str(ROOT / "results" / "h200")])
+    jobs = plan(RunOptions(tier="nightly", device="cuda"))
+    est = estimate(jobs, recorded_times(files, H200), H200, files)
+    assert est.total_s <= NIGHTLY_BUDGET_S, (
+        f"nightly tier estimated at {est.total_s:.0f} s on one H200: "
+        + ", ".join(f"{t} {s:.0f} s" for t, (_, s) in list(est.by_technique().items())[:6]))
+    # the estimate stands on measured jobs: at most 3 % of them guessed from their technique's others
+    assert len(est.guessed) <= 0.03 * len(jobs), [(j.technique, j.impl, j.case) for j in est.guessed]
+
+
+def test_record_only_variants_leave_the_nightly_but_not_the_full_tier():
+    tech = get("decode_step")
+    nightly = {i.name for i in tech.impls_for("nightly")}
+    assert "triton_persistent" not in nightly and "triton_fused_tuned" in nightly
+    assert "triton_persistent" in {i.name for i in tech.impls_for("full")}
+    # named explicitly, a record-only variant still runs in the nightly tier
+    named = plan(RunOptions(tier="nightly", techniques=["decode_step"], impls=["triton_persistent"], device="cuda"))
+    assert {i.name for _, i, _ in named} == {"triton_persistent"}
+
+
+def _write(path, gpu: str, started: str, rows: list[tuple[str, str, str, float]], protocol=None) -> str:
+    run = {"id": f"r-{started}", "started_at": started, "finished_at": started, "tier": "nightly",
+           "reason": "test", "git": {}, "env": {"device": "cuda", "gpu_name": gpu},
+           "config": {"protocol": asdict(protocol or Protocol())}}
+    rf = ResultFile(path, run)
+    rf.add([{"technique": t, "impl": i, "case": c, "metric": "latency_ms", "status": "ok",
+             "stats": {"job_s": s}} for t, i, c, s in rows])
+    return str(path)
+
+
+def test_newest_run_on_the_same_gpu_and_protocol_wins(tmp_path):
+    jobs = plan(RunOptions(tier="nightly", techniques=["decode_step"], device="cuda"))
+    (t0, i0, c0), (t1, i1, c1) = [(t.name, i.name, c.id) for t, i, c in jobs[:2]]
+    files = [
+        _write(tmp_path / "old.json", H200, "2026-01-01T00:00:00+00:00", [(t0, i0, c0, 50.0), (t1, i1, c1, 4.0)]),
+        _write(tmp_path / "new.json.gz", H200, "2026-02-01T00:00:00+00:00", [(t0, i0, c0, 5.0)]),
+        _write(tmp_path / "other_gpu.json", "NVIDIA H100", "2026-03-01T00:00:00+00:00", [(t0, i0, c0, 900.0)]),
+        _write(tmp_path / "other_protocol.json", H200, "2026-03-01T00:00:00+00:00", [(t0, i0, c0, 700.0)],
+               Protocol(max_time_s=9.0)),
+    ]
+    (tmp_path / "not_a_run.json").write_text('{"study": []}')
+    est = estimate(jobs, recorded_times(files + [str(tmp_path / "not_a_run.json")], H200), H200)
+    by_key = {(j.technique, j.impl, j.case): j for j in est.jobs}
+    assert by_key[(t0, i0, c0)].seconds == 5.0 and by_key[(t0, i0, c0)].source.endswith("new.json.gz")
+    assert by_key[(t1, i1, c1)].seconds == 4.0
+    rest = [j for j in est.jobs[2:]]
+    # never recorded: the median of the technique's recorded jobs on the same case, else the technique's
+    assert rest and all(j.guessed and j.seconds == 4.5 for j in rest)
+
+
+def test_cli_exits_1_over_the_budget_and_names_the_slowest_jobs(tmp_path):
+    jobs = plan(RunOptions(tier="nightly", techniques=["w4a16_gemm"], device="cuda"))
+    rows = [(t.name, i.name, c.id, 2.0) for t, i, c in jobs]
+    rows[0] = (*rows[0][:3], 700.0)
+    path = _write(tmp_path / "w4a16.json.gz", H200, "2026-02-01T00:00:00+00:00", rows)
+    cmd = [sys.executable, "-m", "runners", "estimate", "-t", "w4a16_gemm", "--from", path, "--jobs", "1"]
+    over = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert over.returncode == 1, over.stderr
+    assert f"700.0 s  {'/'.join(rows[0][:3])}" in over.stdout and "OVER" in over.stdout
+    within = subprocess.run(cmd + ["--budget", "1000"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert within.returncode == 0 and "within" in within.stdout
+    none = subprocess.run(cmd[:-4] + ["--from", str(tmp_path / "nothing_here")], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    assert none.returncode == 2 and "no result files" in none.stderr
