@@ -67,7 +67,8 @@ def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[li
          "failing_against_previous": summary["failing_against_previous"],
          "failures": summary["failures"],
          "expected_failures": summary["expected"], "against_previous": summary["night"],
-         "too_noisy": summary["too_noisy"], "new_histories": summary["new_histories"]}, indent=1, default=str))
+         "too_noisy": summary["too_noisy"], "new_histories": summary["new_histories"],
+         "time": summary["time"]}, indent=1, default=str))
     console.print(f"[bold]report[/bold] {out_dir / 'nightly.md'}, {out_dir / 'nightly.html'}")
     code = 1 if failed(summary) else 0
     return summary, code

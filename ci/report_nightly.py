@@ -11,6 +11,7 @@ from db.noise import resolution
 from db.series import Point, SeriesKey
 from db.verdict import COMPARED, EXPECTED, FAILING, metric_kind
 from db.verdict.rules import THROUGHPUT, TIMING
+from runners.budget import NIGHTLY_BUDGET_S, run_time
 
 _DET = DetectorSettings()
 
@@ -117,7 +118,36 @@ def summarize(run_doc: dict, changes: list[Detected], verdicts, noisy: list[dict
             "acknowledged": [c for c in changes if c.acknowledged], "failures": failures,
             "new_failures": [f for f in failures if f["new"]], "too_noisy": noisy or [],
             "new_histories": restarted or [], "night": night, "runs": runs or {},
-            "expected": [{"technique": t, "impl": i, "why": w, "series": n} for (t, i, w), n in expected.items()]}
+            "expected": [{"technique": t, "impl": i, "why": w, "series": n} for (t, i, w), n in expected.items()],
+            "time": _time(run_doc)}
+
+
+def _time(run_doc: dict) -> dict | None:
+    """The run's wall time, its slowest techniques and, for a nightly on a GPU, its budget."""
+    t = run_time(run_doc)
+    if t is None:
+        return None
+    run = run_doc["run"]
+    gpu_nightly = run.get("tier") == "nightly" and (run.get("env") or {}).get("device") == "cuda"
+    budget = NIGHTLY_BUDGET_S if gpu_nightly else None
+    return {**t, "budget_s": budget, "over_budget": budget is not None and t["wall_s"] > budget}
+
+
+def _time_lines(t: dict | None) -> list[str]:
+    """The run-time line (and, over budget, a section naming the techniques that take the time)."""
+    if not t:
+        return []
+    slowest = ", ".join(f"{md_text(k)} {v / 60:.1f} min" for k, v in list(t["by_technique"].items())[:3])
+    line = f"- run time: {t['wall_s'] / 60:.1f} min" + (f" of the nightly's {t['budget_s'] / 60:.0f}-min budget "
+                                                         "on one GPU" if t["budget_s"] else "")
+    line += (" — **over budget**" if t["over_budget"] else "") + (f" (slowest: {slowest})" if slowest else "")
+    if not t["over_budget"]:
+        return [line]
+    return [line, "", "### Over the nightly budget", "",
+            "The night took longer than its budget; it does not fail for that. `kwatch estimate --tier nightly` "
+            "shows where the time goes; a variant kept only for the record can leave the nightly with "
+            "`Impl(..., nightly=False)`.", "", "| technique | minutes |", "|---|---|",
+            *(f"| {md_code(k)} | {v / 60:.1f} |" for k, v in list(t["by_technique"].items())[:10]), ""]
 
 
 def _against(night: dict | None) -> str:
@@ -158,7 +188,7 @@ def to_markdown(s: dict) -> str:
              f"{len(s['acknowledged'])} acknowledged"
              + (f", {len(s['late'])} found late (listed once, not failing)" if s.get("late") else "")
              + "; online detector: a new level alerts on its 3rd night",
-             "- " + _against(s.get("night")), ""]
+             "- " + _against(s.get("night")), *_time_lines(s.get("time")), ""]
     night = s.get("night") or {}
     if night.get("regressed"):
         lines += ["### Regressed against the previous night (the gate's verdict)", "",

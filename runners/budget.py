@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import statistics
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from runners.resultfile import UNREADABLE, load
@@ -19,6 +20,8 @@ from runners.timing import Protocol
 # result file's rewrites; 3-8 s in the committed H200 runs (finished_at - started_at - sum of job_s).
 RUN_OVERHEAD_S = 10.0
 STATUSES_TIMED = ("ok", "failed_correctness", "error")  # a skipped row took no time worth keeping
+# The nightly tier's budget on one GPU host (the serving and formats halves of the page: <= 10 minutes).
+NIGHTLY_BUDGET_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,25 @@ class Estimate:
         for j in self.jobs:
             out.setdefault(j.technique, []).append(j.seconds)
         return dict(sorted(((t, (len(s), sum(s))) for t, s in out.items()), key=lambda kv: -kv[1][1]))
+
+
+def run_time(doc: dict) -> dict | None:
+    """A finished run's wall seconds and its jobs' seconds by technique (slowest first), from its
+    result document; None for a run without both timestamps."""
+    run = doc.get("run") or {}
+    try:
+        wall = (datetime.fromisoformat(run["finished_at"]) - datetime.fromisoformat(run["started_at"])).total_seconds()
+    except (KeyError, TypeError, ValueError):
+        return None
+    jobs: dict[tuple, float] = {}
+    for row in doc.get("results") or []:
+        seconds = (row.get("stats") or {}).get("job_s")
+        if seconds is not None:  # every row of a job (its metrics, its probe points) carries the job's time
+            jobs[(row["technique"], row["impl"], seconds)] = float(seconds)
+    per: dict[str, float] = {}
+    for (tech, _, _), seconds in jobs.items():
+        per[tech] = per.get(tech, 0.0) + seconds
+    return {"wall_s": wall, "by_technique": dict(sorted(per.items(), key=lambda kv: -kv[1]))}
 
 
 def result_files(patterns: list[str]) -> list[str]:

@@ -8,14 +8,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from runners.budget import estimate, recorded_times, result_files
+from runners.budget import NIGHTLY_BUDGET_S, estimate, recorded_times, result_files
 from runners.cli_options import CASE, IMPL, TECH
 from runners.run import RunOptions, plan
 from suite.spec import TIERS
 
 DEFAULT_FROM = ["results/h200"]
-# The nightly tier's budget on one GPU host (issues of the serving and formats halves: <= 10 minutes).
-NIGHTLY_BUDGET_S = 600.0
 
 
 def estimate_cmd(tier: str = typer.Option("nightly", "--tier", help="smoke | smoke_full | nightly | full"),

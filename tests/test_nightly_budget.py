@@ -6,8 +6,7 @@ import subprocess
 import sys
 from dataclasses import asdict
 
-from runners.budget import estimate, recorded_times, result_files
-from runners.budget_cli import NIGHTLY_BUDGET_S
+from runners.budget import NIGHTLY_BUDGET_S, estimate, recorded_times, result_files, run_time
 from runners.resultfile import ResultFile
 from runners.run import RunOptions, plan
 from runners.timing import Protocol
@@ -82,3 +81,39 @@ def test_cli_exits_1_over_the_budget_and_names_the_slowest_jobs(tmp_path):
     none = subprocess.run(cmd[:-4] + ["--from", str(tmp_path / "nothing_here")], capture_output=True, text=True,
                           cwd=ROOT, timeout=300)
     assert none.returncode == 2 and "no result files" in none.stderr
+
+
+def test_run_time_counts_each_job_once_probe_rows_included():
+    doc = {"run": {"started_at": "2026-01-01T00:00:00+00:00", "finished_at": "2026-01-01T00:01:40+00:00"},
+           "results": [{"technique": "t", "impl": "a", "case": "c", "stats": {"job_s": 30.0}},
+                       {"technique": "t", "impl": "a", "case": "c", "stats": {"job_s": 30.0}},  # 2nd metric
+                       {"technique": "t", "impl": "a", "case": "probe_1", "stats": {"job_s": 30.0}},
+                       {"technique": "u", "impl": "b", "case": "c", "stats": {"job_s": 50.0}},
+                       {"technique": "u", "impl": "b", "case": "d", "stats": {}}]}
+    assert run_time(doc) == {"wall_s": 100.0, "by_technique": {"u": 50.0, "t": 30.0}}
+    assert run_time({"run": {"started_at": "2026-01-01T00:00:00+00:00", "finished_at": None}}) is None
+
+
+def test_nightly_report_gives_the_run_time_against_the_budget(sqlite_url, tmp_path):
+    """A committed H200 nightly (69 s) through kwatch nightly, then the same run stretched to 11 minutes."""
+    import gzip
+    import json
+
+    from tests.conftest import kwatch
+
+    doc = json.loads(gzip.decompress((ROOT / "results/h200/formats/w4a16_nightly_4bb8918.json.gz").read_bytes()))
+    within = tmp_path / "within.json"
+    within.write_text(json.dumps(doc))
+    p = kwatch("nightly", "--db", sqlite_url, "--result", str(within), "--out-dir", str(tmp_path / "a"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    md = (tmp_path / "a" / "nightly.md").read_text()
+    assert "- run time: 1.1 min of the nightly's 10-min budget on one GPU (slowest: w4a16_gemm 1.0 min)" in md
+    assert "Over the nightly budget" not in md
+    doc["run"] |= {"id": "stretched", "finished_at": "2026-12-01T08:49:30+00:00"}  # 08:38:30 + 11 min
+    over = tmp_path / "over.json"
+    over.write_text(json.dumps(doc))
+    p = kwatch("nightly", "--db", sqlite_url, "--result", str(over), "--out-dir", str(tmp_path / "b"))
+    md = (tmp_path / "b" / "nightly.md").read_text()
+    assert "- run time: 11.0 min of the nightly's 10-min budget on one GPU — **over budget**" in md
+    assert "### Over the nightly budget" in md and "| `w4a16_gemm` | 1.0 |" in md
+    assert json.loads((tmp_path / "b" / "nightly.json").read_text())["time"]["over_budget"] is True
