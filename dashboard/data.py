@@ -11,6 +11,7 @@ import streamlit as st
 from dashboard import url_state, verdict
 from db import queries
 from db.engine import resolve_url
+from db.run_table import run_table as db_run_table
 from db.urls import mask_url
 from suite.ceilings import share_text
 
@@ -38,6 +39,11 @@ def db_url() -> str:
 @st.cache_data(ttl=TTL, show_spinner=False)
 def runs(url: str) -> pd.DataFrame:
     return queries.runs(url)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def run_table(url: str) -> pd.DataFrame:
+    return db_run_table(url)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)

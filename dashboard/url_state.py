@@ -26,6 +26,7 @@ PARAMS = {
     "alerts": ("technique", "hw", "age", "state"),
     "trends": ("technique", "case", "metric", "impl", "hw", "sw", "x", "group", "tier", "log"),
     "compare": ("by", "baseline", "candidate", "hw", "technique", "status", "page"),
+    "runs": ("tier", "hw"),
     "numerics": ("sweep_run", "metric", "scheme", "exp_run", "sampling"),
     "retrieval": ("needle_run", "mqar_run", "metric", "strength", "mqar_metric", "density"),
     "claims": ("status", "measured_by", "section"),

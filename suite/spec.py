@@ -9,6 +9,7 @@ from typing import Any, Callable
 # smoke: the quick CPU check (each technique's `smoke` slice of implementations on its smoke cases);
 # smoke_full: every implementation on every smoke and smoke_full case; full: every case.
 TIERS = ("smoke", "smoke_full", "nightly", "full")
+NIGHTLY_BUDGET_S = 600.0  # the nightly tier's wall time on one GPU host (`kwatch estimate` checks it)
 DIRECTIONS = ("lower", "higher")
 
 

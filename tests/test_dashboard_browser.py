@@ -28,7 +28,7 @@ FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-backgroun
 PAGES = {"health": "?tier=smoke",
          "trends": "trends?technique=gemm_fp32_emulation&impl=cublas_fp32,cublas_tf32&case=m8192n8192k8192"
                    "&metric=tflops",
-         "compare": "compare", "numerics": "numerics",
+         "compare": "compare", "runs": "runs?tier=nightly", "numerics": "numerics",
          "retrieval": "retrieval", "claims": "claims", "cost-model": "cost-model"}
 # pages whose chart needs results of these techniques (absent: the page must say there are none)
 NEEDS = {"numerics": ("gemm_fp32_emulation_sweep", "exp_approx"), "retrieval": ("needle_retrieval", "mqar")}
@@ -232,3 +232,31 @@ def test_backfilled_history_on_trends_in_chromium(tmp_path, driver):
         out = Path(os.environ.get("KWATCH_SCREENSHOTS") or ROOT / ".pytest_cache" / "screenshots")
         out.mkdir(parents=True, exist_ok=True)
         assert driver.save_screenshot(str(out / "trends-history.png"))
+
+
+def test_runs_page_draws_the_nightly_budget_in_chromium(tmp_path, driver):
+    """Runs over two committed H200 nightlies: both points and the dashed 10-minute budget line drawn."""
+    from selenium.webdriver.common.by import By
+
+    from db.validate import load_and_validate
+
+    url = f"sqlite:///{tmp_path / 'kw.db'}"
+    files = [ROOT / "results/h200" / f for f in ("gemm_fp32_emulation_ws_8192.json",
+                                                 "gemm_fp32_emulation_ws_8192_b.json")]
+    ingest(url, [(str(p), load_and_validate(str(p))) for p in files])
+    with serve(url, tmp_path) as base:
+        driver.get(f"{base}/runs?tier=nightly")
+        wait_rendered(driver, 1)
+        time.sleep(1.0)
+        chart = driver.find_element(By.CSS_SELECTOR, PLOTLY)
+        points = driver.execute_script("return arguments[0].querySelectorAll('.scatterlayer .point').length;", chart)
+        assert points == 2
+        budget = driver.execute_script(
+            "return [...arguments[0].querySelectorAll('.annotation-text')].map(e => e.textContent);", chart)
+        assert "nightly budget on one GPU: 10 min" in budget
+        assert driver.execute_script("return arguments[0].querySelectorAll('.shapelayer path').length;", chart) >= 1
+        assert "Compare with the run before" in driver.page_source
+        assert not driver.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
+        out = Path(os.environ.get("KWATCH_SCREENSHOTS") or ROOT / ".pytest_cache" / "screenshots")
+        out.mkdir(parents=True, exist_ok=True)
+        assert driver.save_screenshot(str(out / "runs-budget.png"))

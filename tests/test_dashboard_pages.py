@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import ROOT
 
 APP = str(ROOT / "dashboard" / "app.py")
-PAGES = ["health", "alerts", "trends", "compare", "numerics", "retrieval", "claims", "cost_model"]
+PAGES = ["health", "alerts", "trends", "compare", "runs", "numerics", "retrieval", "claims", "cost_model"]
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
 
@@ -324,7 +324,7 @@ def test_every_page_on_postgresql(page, pg_url, smoke_file, monkeypatch):
     ingest(pg_url, [("smoke", smoke), ("smoke-slower", slower_copy(smoke)), ("probes", probe_doc(smoke))])
     at = run_page(pg_url, page, monkeypatch, {"tier": "smoke"} if page == "health" else None)
     assert not at.error, [e.value for e in at.error]
-    want = {"health": 1, "alerts": 0, "trends": 1, "compare": 1, "numerics": 4, "retrieval": 4, "claims": 1,
+    want = {"health": 1, "alerts": 0, "trends": 1, "compare": 1, "runs": 1, "numerics": 4, "retrieval": 4, "claims": 1,
             "cost_model": 2}
     assert charts(at) == want[page]
     if page == "health":

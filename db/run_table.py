@@ -1,0 +1,56 @@
+"""Runs as a table: each run with its wall time and its results counted by status (the Runs page)."""
+from __future__ import annotations
+
+from typing import Optional
+
+import pandas as pd
+from sqlalchemy import func, select
+
+from db import queries
+from db.models import Result, Run
+from runners.resultfile import STATUSES
+
+COUNT_COLUMNS = ["n_results", *STATUSES]
+
+
+def _frame(url: Optional[str], stmt, columns: list[str]) -> pd.DataFrame:
+    with queries.read_engine(url).connect() as conn:
+        return pd.DataFrame([tuple(r) for r in conn.execute(stmt).all()], columns=columns)
+
+
+def selection(config) -> str:
+    """'whole tier', or what a run's config narrowed it to ('-t exp_approx -i 10 implementations'), or
+    'outside the runner' (a study driver's or an imported file, whose config names no selection)."""
+    config = config if isinstance(config, dict) else {}
+    if "techniques" not in config:
+        return "outside the runner"
+    parts = []
+    for flag, key, noun in (("-t", "techniques", "techniques"), ("-i", "impls", "implementations"),
+                            ("-c", "cases", "cases")):
+        names = [str(n) for n in config.get(key) or []]
+        if names:
+            parts.append(f"{flag} {' '.join(names) if len(names) <= 2 else f'{len(names)} {noun}'}")
+    return " ".join(parts) or "whole tier"
+
+
+def run_table(url: Optional[str] = None) -> pd.DataFrame:
+    """Every run, newest first: queries.RUN_COLUMNS + finished_at, minutes (wall time; NaN for a run
+    without an end), selection ("whole tier", or the techniques, implementations and cases the run was
+    narrowed to), n_results and one count column per result status."""
+    runs = queries.runs(url)
+    cols = [*runs.columns, "finished_at", "minutes", "selection", *COUNT_COLUMNS]
+    if runs.empty:
+        return pd.DataFrame(columns=cols)
+    ends = _frame(url, select(Run.id, Run.finished_at, Run.config), ["run_id", "finished_at", "config"])
+    ends["selection"] = [selection(c) for c in ends.pop("config")]
+    counts = _frame(url, select(Result.run_id, Result.status, func.count()).group_by(Result.run_id, Result.status),
+                    ["run_id", "status", "n"])
+    by_status = (counts.pivot_table(index="run_id", columns="status", values="n", aggfunc="sum", fill_value=0)
+                 .reindex(columns=list(STATUSES), fill_value=0))
+    by_status["n_results"] = by_status.sum(axis=1)
+    out = runs.merge(ends, on="run_id", how="left").merge(by_status, left_on="run_id", right_index=True, how="left")
+    out[COUNT_COLUMNS] = out[COUNT_COLUMNS].fillna(0).astype(int)
+    start = pd.to_datetime(out["started_at"], utc=True)
+    end = pd.to_datetime(out["finished_at"], utc=True)
+    out["minutes"] = (end - start).dt.total_seconds() / 60.0
+    return out[cols]
