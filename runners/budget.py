@@ -95,15 +95,19 @@ def result_files(patterns: list[str]) -> list[str]:
     return sorted(found)
 
 
-def recorded_times(paths: list[str], gpu: str, protocol: Protocol | None = None) -> dict[tuple, tuple]:
+def recorded_times(paths: list[str], gpu: str, protocol: Protocol | None = None,
+                   unreadable: list[str] | None = None) -> dict[tuple, tuple]:
     """(technique, impl, case) -> (started_at, job seconds, path): the newest run of each job on a GPU
-    named `gpu` under `protocol` (default: the nightly's). Files that are not result files are passed by."""
+    named `gpu` under `protocol` (default: the nightly's). Files that are not result files are passed by;
+    those that cannot be read at all (truncated gzip, bad JSON) are appended to `unreadable`."""
     want = asdict(protocol or Protocol())
     times: dict[tuple, tuple] = {}
     for path in paths:
         try:
             doc = load(path)
         except UNREADABLE:
+            if unreadable is not None:
+                unreadable.append(path)
             continue
         run = doc.get("run") if isinstance(doc, dict) else None
         if not isinstance(run, dict) or not isinstance(doc.get("results"), list):

@@ -36,7 +36,10 @@ def estimate_cmd(tier: str = typer.Option("nightly", "--tier", help="smoke | smo
     files = result_files(sources or DEFAULT_FROM)
     if not files:
         raise typer.BadParameter(f"no result files under {', '.join(sources or DEFAULT_FROM)}", param_hint="--from")
-    times = recorded_times(files, gpu)
+    unreadable: list[str] = []
+    times = recorded_times(files, gpu, unreadable=unreadable)
+    for path in unreadable:
+        print(f"skipped, unreadable: {path}")
     if not times:
         raise typer.BadParameter(f"none of the {len(files)} files holds a run on {gpu!r} under the current "
                                  "timing protocol", param_hint="--gpu")

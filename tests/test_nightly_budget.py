@@ -117,3 +117,16 @@ def test_nightly_report_gives_the_run_time_against_the_budget(sqlite_url, tmp_pa
     assert "- run time: 11.0 min of the nightly's 10-min budget on one GPU — **over budget**" in md
     assert "### Over the nightly budget" in md and "| `w4a16_gemm` | 1.0 |" in md
     assert json.loads((tmp_path / "b" / "nightly.json").read_text())["time"]["over_budget"] is True
+
+
+def test_an_unreadable_file_is_named_and_the_rest_still_counts(tmp_path):
+    jobs = plan(RunOptions(tier="nightly", techniques=["monarch"], device="cuda"))
+    good = _write(tmp_path / "good.json.gz", H200, "2026-02-01T00:00:00+00:00",
+                  [(t.name, i.name, c.id, 1.0) for t, i, c in jobs])
+    bad = tmp_path / "cut.json.gz"
+    bad.write_bytes((tmp_path / "good.json.gz").read_bytes()[:40])  # a truncated gzip stream
+    proc = subprocess.run([sys.executable, "-m", "runners", "estimate", "-t", "monarch", "--from", str(tmp_path)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert f"skipped, unreadable: {bad}" in proc.stdout
+    assert f"estimated {len(jobs) + 10:.0f} s" in proc.stdout and good
