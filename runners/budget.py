@@ -2,8 +2,8 @@
 
 Each job of the plan takes the time of its newest recorded run on the same GPU under the same timing
 protocol; a job never recorded there takes the median of its technique's recorded jobs on that case
-(else of the technique, else of all jobs) and is listed as guessed. A job whose implementation cannot
-run on the GPU host (it requires the CPU) is skipped there and costs nothing.
+(else of the technique, else of all jobs) and is listed as guessed. A job skipped there before (the host
+lacked what it requires), or never recorded but requiring the CPU, costs nothing.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from suite.spec import NIGHTLY_BUDGET_S  # noqa: F401  (the budget the estimate 
 # What a run costs beyond its jobs: the ceilings (about 5 s on the H200), worker start-up and the
 # result file's rewrites; 3-8 s in the committed H200 runs (finished_at - started_at - sum of job_s).
 RUN_OVERHEAD_S = 10.0
-STATUSES_TIMED = ("ok", "failed_correctness", "error")  # a skipped row took no time worth keeping
+STATUSES_TIMED = ("ok", "failed_correctness", "error")
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,9 @@ def recorded_times(paths: list[str], gpu: str, protocol: Protocol | None = None,
         started = run.get("started_at") or ""
         for row in doc["results"]:
             seconds = (row.get("stats") or {}).get("job_s")
-            if seconds is None or row.get("status") not in STATUSES_TIMED:
+            if row.get("status") == "skipped":  # the host lacked what it requires: no worker, no time
+                seconds = 0.0
+            elif seconds is None or row.get("status") not in STATUSES_TIMED:
                 continue
             key = (row["technique"], row["impl"], row["case"])
             if key not in times or times[key][0] < started:
@@ -130,10 +132,11 @@ def estimate(jobs, times: dict[tuple, tuple], gpu: str, files: list[str] = ()) -
     """The Estimate of planned (technique, impl, case) jobs from `recorded_times`."""
     by_case: dict[tuple, list[float]] = {}
     by_tech: dict[str, list[float]] = {}
-    for (tech, _impl, case), (_, seconds, _) in times.items():
+    ran = {k: t for k, t in times.items() if t[1] > 0}  # a skipped job says nothing of the others' time
+    for (tech, _impl, case), (_, seconds, _) in ran.items():
         by_case.setdefault((tech, case), []).append(seconds)
         by_tech.setdefault(tech, []).append(seconds)
-    every = [t[1] for t in times.values()] or [0.0]
+    every = [t[1] for t in ran.values()] or [0.0]
     out = []
     for tech, impl, case in jobs:
         key = (tech.name, impl.name, case.id)

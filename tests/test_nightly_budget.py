@@ -2,6 +2,7 @@
 its 10-minute budget; the estimator picks each job's newest run on the same GPU and protocol."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from dataclasses import asdict
@@ -130,3 +131,17 @@ def test_an_unreadable_file_is_named_and_the_rest_still_counts(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert f"skipped, unreadable: {bad}" in proc.stdout
     assert f"estimated {len(jobs) + 10:.0f} s" in proc.stdout and good
+
+
+def test_a_job_skipped_on_that_gpu_costs_nothing_and_skews_no_guess(tmp_path):
+    jobs = plan(RunOptions(tier="nightly", techniques=["decode_step"], device="cuda"))
+    (t0, i0, c0), (t1, i1, c1) = [(t.name, i.name, c.id) for t, i, c in jobs[:2]]
+    path = _write(tmp_path / "r.json", H200, "2026-02-01T00:00:00+00:00", [(t0, i0, c0, 6.0)])
+    doc = json.loads(open(path).read())
+    doc["results"].append({"technique": t1, "impl": i1, "case": c1, "metric": "latency_ms", "status": "skipped",
+                           "stats": {}})  # skipped rows carry no job time: no worker ran
+    open(path, "w").write(json.dumps(doc))
+    est = estimate(jobs, recorded_times([path], H200), H200)
+    by_key = {(j.technique, j.impl, j.case): j for j in est.jobs}
+    assert by_key[(t1, i1, c1)].seconds == 0.0 and not by_key[(t1, i1, c1)].guessed
+    assert all(j.seconds == 6.0 for j in est.guessed)  # the median of the jobs that ran, not of 6 and 0
