@@ -13,11 +13,6 @@ from runners.resultfile import STATUSES
 COUNT_COLUMNS = ["n_results", *STATUSES]
 
 
-def _frame(url: Optional[str], stmt, columns: list[str]) -> pd.DataFrame:
-    with queries.read_engine(url).connect() as conn:
-        return pd.DataFrame([tuple(r) for r in conn.execute(stmt).all()], columns=columns)
-
-
 def selection(config) -> str:
     """'whole tier', or what a run's config narrowed it to ('-t exp_approx -i 10 implementations'), or
     'outside the runner' (a study driver's or an imported file, whose config names no selection)."""
@@ -41,9 +36,9 @@ def run_table(url: Optional[str] = None) -> pd.DataFrame:
     cols = [*runs.columns, "finished_at", "minutes", "selection", *COUNT_COLUMNS]
     if runs.empty:
         return pd.DataFrame(columns=cols)
-    ends = _frame(url, select(Run.id, Run.finished_at, Run.config), ["run_id", "finished_at", "config"])
+    ends = queries._frame(url, select(Run.id, Run.finished_at, Run.config), ["run_id", "finished_at", "config"])
     ends["selection"] = [selection(c) for c in ends.pop("config")]
-    counts = _frame(url, select(Result.run_id, Result.status, func.count()).group_by(Result.run_id, Result.status),
+    counts = queries._frame(url, select(Result.run_id, Result.status, func.count()).group_by(Result.run_id, Result.status),
                     ["run_id", "status", "n"])
     by_status = (counts.pivot_table(index="run_id", columns="status", values="n", aggfunc="sum", fill_value=0)
                  .reindex(columns=list(STATUSES), fill_value=0))
