@@ -38,8 +38,8 @@ def run_table(url: Optional[str] = None) -> pd.DataFrame:
         return pd.DataFrame(columns=cols)
     ends = queries._frame(url, select(Run.id, Run.finished_at, Run.config), ["run_id", "finished_at", "config"])
     ends["selection"] = [selection(c) for c in ends.pop("config")]
-    counts = queries._frame(url, select(Result.run_id, Result.status, func.count()).group_by(Result.run_id, Result.status),
-                    ["run_id", "status", "n"])
+    per_status = select(Result.run_id, Result.status, func.count()).group_by(Result.run_id, Result.status)
+    counts = queries._frame(url, per_status, ["run_id", "status", "n"])
     by_status = (counts.pivot_table(index="run_id", columns="status", values="n", aggfunc="sum", fill_value=0)
                  .reindex(columns=list(STATUSES), fill_value=0))
     by_status["n_results"] = by_status.sum(axis=1)
