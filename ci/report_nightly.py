@@ -11,7 +11,8 @@ from db.noise import resolution
 from db.series import Point, SeriesKey
 from db.verdict import COMPARED, EXPECTED, FAILING, metric_kind
 from db.verdict.rules import THROUGHPUT, TIMING
-from runners.budget import NIGHTLY_BUDGET_S, run_time
+from runners.budget import run_time
+from suite.spec import NIGHTLY_BUDGET_S
 
 _DET = DetectorSettings()
 

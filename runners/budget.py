@@ -15,7 +15,6 @@ from pathlib import Path
 
 from runners.resultfile import UNREADABLE, load
 from runners.timing import Protocol
-from suite.spec import NIGHTLY_BUDGET_S  # noqa: F401  (the budget the estimate and the report hold runs to)
 
 # What a run costs beyond its jobs: the ceilings (about 5 s on the H200), worker start-up and the
 # result file's rewrites; 3-8 s in the committed H200 runs (finished_at - started_at - sum of job_s).

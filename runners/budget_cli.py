@@ -8,8 +8,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from runners.budget import NIGHTLY_BUDGET_S, estimate, recorded_times, result_files
+from runners.budget import estimate, recorded_times, result_files
 from runners.cli_options import CASE, IMPL, TECH
+from suite.spec import NIGHTLY_BUDGET_S
 from runners.run import RunOptions, plan
 from suite.spec import TIERS
 

@@ -7,11 +7,12 @@ import subprocess
 import sys
 from dataclasses import asdict
 
-from runners.budget import NIGHTLY_BUDGET_S, estimate, recorded_times, result_files, run_time
+from runners.budget import estimate, recorded_times, result_files, run_time
 from runners.resultfile import ResultFile
 from runners.run import RunOptions, plan
 from runners.timing import Protocol
 from suite.registry import get
+from suite.spec import NIGHTLY_BUDGET_S
 from tests.conftest import ROOT
 
 H200 = "NVIDIA H200"
