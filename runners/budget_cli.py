@@ -55,6 +55,7 @@ def estimate_cmd(tier: str = typer.Option("nightly", "--tier", help="smoke | smo
     for name, (n, s) in est.by_technique().items():
         t.add_row(name, str(n), f"{s:.1f}", str(guessed.get(name, "")))
     t.add_row("run overhead", "", f"{est.overhead_s:.1f}", "")
+    t.add_row("result file rewrites, at most", "", f"{est.rewrites_s:.1f}", "")
     out.print(t)
     for j in sorted(est.jobs, key=lambda j: -j.seconds)[:show_jobs]:
         print(f"  {j.seconds:6.1f} s  {j.technique}/{j.impl}/{j.case}"

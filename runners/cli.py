@@ -1,6 +1,8 @@
 """`python -m runners`: list and run techniques without a database (for bare GPU hosts)."""
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Optional
@@ -46,9 +48,21 @@ def list_cmd(technique: Optional[str] = typer.Option(None, "--technique", "-t"),
 
 
 def run_with_progress(opts: RunOptions, out: Optional[str]):
-    """Execute with progress on stderr (a bar with an ETA on a terminal, plain lines otherwise)."""
-    with reporter() as progress:
-        return execute(opts, out, progress=progress)
+    """Execute with progress on stderr (a bar with an ETA on a terminal, plain lines otherwise); SIGTERM
+    (`timeout`, a CI job cancelled) ends the run as Ctrl-C does, with the finished jobs in the file."""
+    def stop(signum, _frame):
+        console.print(f"[bold red]stopped by signal {signum}[/bold red]: the result file {out} keeps the "
+                      "jobs that finished")
+        raise SystemExit(128 + signum)
+
+    main = threading.current_thread() is threading.main_thread()  # handlers install there only
+    previous = signal.signal(signal.SIGTERM, stop) if main else None
+    try:
+        with reporter() as progress:
+            return execute(opts, out, progress=progress)
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def default_out(tier: str) -> str:

@@ -151,6 +151,7 @@ def execute(opts: RunOptions, out_path=None, on_result=None, progress=None, work
     finally:
         if worker is not None and worker is not lent:
             worker.close()
+        rf.flush_pending()  # stopped early (a signal, an exception): every finished job stays in the file
     rf.finish({"sm_clock_mhz": fingerprint().get("sm_clock_mhz")} if device == "cuda" else None)
     return rf
 
