@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -51,8 +52,8 @@ def run_with_progress(opts: RunOptions, out: Optional[str]):
     """Execute with progress on stderr (a bar with an ETA on a terminal, plain lines otherwise); SIGTERM
     (`timeout`, a CI job cancelled) ends the run as Ctrl-C does, with the finished jobs in the file."""
     def stop(signum, _frame):
-        console.print(f"[bold red]stopped by signal {signum}[/bold red]: the result file {out} keeps the "
-                      "jobs that finished")
+        print(f"stopped by signal {signum}: the result file {out} keeps the jobs that finished",
+              file=sys.stderr, flush=True)
         raise SystemExit(128 + signum)
 
     main = threading.current_thread() is threading.main_thread()  # handlers install there only

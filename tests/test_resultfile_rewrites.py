@@ -68,3 +68,20 @@ def test_sigterm_ends_a_run_with_its_finished_jobs_in_a_valid_file(tmp_path):
     assert doc["run"]["finished_at"] is None  # marked as a run that did not finish
     assert len(doc["results"]) >= done
     json.dumps(doc)  # whole and valid
+
+
+def test_a_signal_mid_rewrite_leaves_no_temporary_file_and_loses_no_row(tmp_path, monkeypatch):
+    rf = ResultFile(tmp_path / "r.json.gz", new_run("smoke", "test", {}, {}))
+
+    def interrupted(*_a, **_k):  # what SIGTERM's handler does when it lands inside the rewrite
+        raise SystemExit(143)
+
+    monkeypatch.setattr(resultfile.json, "dumps", interrupted)
+    try:
+        rf.add([_row(0)])
+    except SystemExit:
+        pass
+    monkeypatch.undo()
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json.gz"]
+    rf.flush_pending()  # what execute() does on its way out
+    assert [r["case"] for r in load(tmp_path / "r.json.gz")["results"]] == ["c0"]
