@@ -23,7 +23,7 @@ TECHNIQUE = Technique(
     cases=(
         _case(1024, ("smoke",), block=64, density=0.1, strengths=(8,)),
         _case(4096, ("nightly",)),
-        _case(16384, ("nightly",)),
+        _case(16384, ("full",)),  # the nightly: 4K, 64K (the claims' length) and 128K
         _case(65536, ("nightly",)),
         _case(131072, ("nightly",)),
         _case(8192, ("full",)),
