@@ -69,8 +69,9 @@ class ResultFile:
         return self.doc["results"]
 
     def add(self, rows: list[dict]) -> None:
-        self.doc["results"].extend(finite(r) for r in rows)
+        new = [finite(r) for r in rows]  # a signal while copying leaves the document as it was
         self._pending = True
+        self.doc["results"].extend(new)
         if self._flush_s < CHEAP_FLUSH_S or time.monotonic() - self._flushed_at >= self._flush_s / MAX_FLUSH_SHARE:
             self.flush()
 

@@ -148,10 +148,12 @@ def execute(opts: RunOptions, out_path=None, on_result=None, progress=None, work
                 on_result(rows)
         if progress:
             progress(len(jobs), len(jobs), "done")
+    except BaseException:  # stopped early (a signal, an exception): every finished job stays in the file
+        rf.flush_pending()
+        raise
     finally:
         if worker is not None and worker is not lent:
             worker.close()
-        rf.flush_pending()  # stopped early (a signal, an exception): every finished job stays in the file
     rf.finish({"sm_clock_mhz": fingerprint().get("sm_clock_mhz")} if device == "cuda" else None)
     return rf
 
