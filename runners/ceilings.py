@@ -84,7 +84,8 @@ def _mufu() -> float:
 
 
 def add_shares(tech, impl, rows: list[dict], ceilings: dict | None) -> None:
-    """Give each ok rate row stats["ceiling"] = {key, value, unit, divisor, share}, in place."""
+    """Give each ok rate row stats["ceiling"] = {key, value, unit, divisor, share[, dense_equivalent]},
+    in place."""
     if not ceilings:
         return
     for r in rows:
@@ -96,5 +97,7 @@ def add_shares(tech, impl, rows: list[dict], ceilings: dict | None) -> None:
         key, divisor = which
         c = ceilings[key]
         limit = c["value"] / divisor
-        r["stats"] = {**r["stats"], "ceiling": {"key": key, "value": limit, "unit": c["unit"], "divisor": divisor,
-                                                "share": r["value"] / limit}}
+        share = {"key": key, "value": limit, "unit": c["unit"], "divisor": divisor, "share": r["value"] / limit}
+        if getattr(tech, "dense_equivalent", False):
+            share["dense_equivalent"] = True
+        r["stats"] = {**r["stats"], "ceiling": share}

@@ -42,7 +42,8 @@ def _imports(path: Path) -> tuple[str, ...]:
 
 def import_closure(module: str) -> list[Path]:
     """The files of `module` and of every suite module it imports, transitively, sorted.
-    Package __init__ files are left out: a package's spec judges its code, it is not part of it."""
+    Package __init__ files are left out, and so is what only they import (a technique's spec and
+    suite.spec): a package's spec judges its code, it is not part of it."""
     seen: dict[str, Path] = {}
     todo = [module]
     while todo:
@@ -51,7 +52,8 @@ def import_closure(module: str) -> list[Path]:
         if path is None or name in seen:
             continue
         seen[name] = path
-        todo += _imports(path)
+        if path.name != "__init__.py" or name == module:
+            todo += _imports(path)
     return sorted(p for n, p in seen.items() if p.name != "__init__.py" or n == module)
 
 

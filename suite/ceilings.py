@@ -35,13 +35,14 @@ def run_ceiling(stats: dict | None) -> dict | None:
 
 
 def share_text(stats: dict | None) -> str:
-    """'93% of bf16' (of bf16/9 where divided), or '-' when the row has no ceiling."""
+    """'93% of bf16' (of bf16/9 where divided; '449% of bf16, dense-equiv.' for a rate that counts the
+    dense problem's work), or '-' when the row has no ceiling."""
     c = run_ceiling(stats)
     if not c:
         return "-"
     div = c.get("divisor") or 1
     name = SHORT.get(c["key"], c["key"]) + (f"/{div:g}" if div != 1 else "")
-    return f"{c['share']:.0%} of {name}"
+    return f"{c['share']:.0%} of {name}" + (", dense-equiv." if c.get("dense_equivalent") else "")
 
 
 def ceilings_line(ceilings: dict | None) -> str:

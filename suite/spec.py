@@ -114,6 +114,9 @@ class Technique:
     # metric -> key, or a function of the Impl -> key or (key, divisor), e.g. ("bf16_tflops", 9) for
     # an fp32 GEMM emulated with 9 bf16 products. gbps and texp_per_s default to copy and MUFU exp2.
     ceilings: dict[str, Any] = field(default_factory=dict)
+    # Rates count the dense problem's work (sparse and structured kernels against the dense GEMM): a
+    # share above 100 % of a ceiling is then a speed-up over dense hardware, and is labelled so.
+    dense_equivalent: bool = False
     claims: tuple[str, ...] = ()  # claim ids this technique reproduces
     description: str = ""
     smoke: tuple[str, ...] = ()  # implementations of the quick smoke tier (empty: all of them)

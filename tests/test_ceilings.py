@@ -57,6 +57,19 @@ def test_each_row_gets_the_ceiling_its_technique_names():
     assert cpu[0]["stats"] == {} and share_text(cpu[0]["stats"]) == "-"
 
 
+def test_dense_equivalent_rates_say_so_beside_their_share():
+    sparse, monarch, w4 = (techniques()[n] for n in ("sparse_gemm", "monarch", "w4a16_gemm"))
+    tile = [_row("tflops", 3515.0)]  # a tile-skipping kernel at 10 % density, counted as the dense GEMM
+    add_shares(sparse, sparse.impl("triton_tile_skip"), tile, CEIL)
+    assert share_text(tile[0]["stats"]) == "449% of bf16, dense-equiv."
+    mon = [_row("tflops", 78.3)]
+    add_shares(monarch, monarch.impls[0], mon, CEIL)
+    assert share_text(mon[0]["stats"]).endswith(", dense-equiv.")
+    dense = [_row("tflops", 391.5)]
+    add_shares(w4, w4.impl("cublas_bf16"), dense, CEIL)
+    assert share_text(dense[0]["stats"]) == "50% of bf16" and "dense_equivalent" not in dense[0]["stats"]["ceiling"]
+
+
 def test_every_tflops_technique_names_a_measured_ceiling():
     for tech in techniques().values():
         if not any(m.name == "tflops" for m in tech.metrics):

@@ -25,6 +25,14 @@ def test_closure_holds_the_shared_library_and_not_the_neighbours():
     assert not any(p.endswith(("reference.py", "claims.py", "__init__.py")) for p in cublas | needle)
 
 
+def test_importing_from_a_package_does_not_pull_in_its_spec():
+    # `from suite.techniques.w4a16_gemm import triton_w4a16_decode`: the module is code, the package's
+    # __init__ (the technique spec, which imports suite.spec) is not, nor is what only it imports
+    streamk = _rel(import_closure(get("w4a16_gemm").impl("triton_w4a16_streamk").target.partition(":")[0]))
+    assert "techniques/w4a16_gemm/triton_w4a16_decode.py" in streamk
+    assert not {"spec.py", "ceilings.py", "techniques/w4a16_gemm/__init__.py"} & streamk, sorted(streamk)
+
+
 def _hashes(root: Path) -> dict[str, str]:
     code = ("import json; from suite.registry import get; from runners.code_hash import impl_hash; "
             "t = {n: get(n) for n in ('needle_retrieval', 'gemm_fp32_emulation')}; "

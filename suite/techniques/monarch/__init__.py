@@ -48,6 +48,7 @@ TECHNIQUE = Technique(
                 _ROUNDED: Tolerance(f"{_REF}:lowp_dense", k=4.0)},
     metrics=(LATENCY, TFLOPS, REL_ERR),
     ceilings={"tflops": "bf16_tflops"},  # share of the bf16 GEMM ceiling the run measured
+    dense_equivalent=True,  # 2*B*n*n flops for the Monarch and butterfly products too
     flops=_flops,
     bytes=_bytes,
     probe=f"{_PKG}.probe:probe",
