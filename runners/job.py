@@ -73,11 +73,15 @@ def run_job(tech, impl, case, device: str, seed0: int, proto: Protocol, cache: R
     tuners = _autotuners(tech.name)
     for _, t in tuners:
         t.best_config = None
+    t_check = time.perf_counter()
     verdict = check(tech, impl, case, fn, device, seeds, cache)
     err_metric = next((m for m in tech.metrics if m.name in ERROR_METRICS), None)
     rows: list[dict] = []
+    # check_s: the correctness check's wall time, first-call compiles and autotuning and the oracle
+    # (once per case and seed in a worker) included; with wall_s (timing) and job_s, where a budget goes
     common_stats = {"seeds": seeds, "tolerance": verdict.tolerance,
-                    "lowp_errors": verdict.lowp_errors, "accuracy_class": impl.accuracy}
+                    "lowp_errors": verdict.lowp_errors, "accuracy_class": impl.accuracy,
+                    "check_s": round(time.perf_counter() - t_check, 3)}
     if impl.expect_failure:
         common_stats["expected_failure"] = impl.expect_failure
     if err_metric is not None:
