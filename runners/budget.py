@@ -50,13 +50,17 @@ class Estimate:
     files: list[str] = field(default_factory=list)
 
     @property
+    def jobs_s(self) -> float:
+        return sum(j.seconds for j in self.jobs)
+
+    @property
     def rewrites_s(self) -> float:
         """The most the result file's rewrites may add (a share of the jobs' time)."""
-        return MAX_FLUSH_SHARE * sum(j.seconds for j in self.jobs)
+        return MAX_FLUSH_SHARE * self.jobs_s
 
     @property
     def total_s(self) -> float:
-        return self.overhead_s + self.rewrites_s + sum(j.seconds for j in self.jobs)
+        return self.overhead_s + (1 + MAX_FLUSH_SHARE) * self.jobs_s
 
     @property
     def guessed(self) -> list[JobTime]:

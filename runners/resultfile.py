@@ -60,7 +60,7 @@ class ResultFile:
     def __init__(self, path: str | os.PathLike | None, run: dict) -> None:
         self.path = Path(path) if path else None
         self.doc = {"schema": SCHEMA, "run": run, "results": []}
-        self._pending = False
+        self._written = 0  # rows in the file on disk; the rest are pending
         self._flush_s, self._flushed_at = 0.0, time.monotonic()
         self.flush()
 
@@ -70,14 +70,13 @@ class ResultFile:
 
     def add(self, rows: list[dict]) -> None:
         new = [finite(r) for r in rows]  # a signal while copying leaves the document as it was
-        self._pending = True
         self.doc["results"].extend(new)
         if self._flush_s < CHEAP_FLUSH_S or time.monotonic() - self._flushed_at >= self._flush_s / MAX_FLUSH_SHARE:
             self.flush()
 
     def flush_pending(self) -> None:
         """Write rows added since the last rewrite, if any."""
-        if self._pending:
+        if len(self.doc["results"]) != self._written:
             self.flush()
 
     def finish(self, env_after: dict | None = None) -> None:
@@ -88,7 +87,6 @@ class ResultFile:
 
     def flush(self, final: bool = False) -> None:
         if self.path is None:
-            self._pending = False
             return
         t0 = time.monotonic()
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -105,7 +103,7 @@ class ResultFile:
         except BaseException:  # a signal mid-rewrite: no stray temporary file, and the rows stay pending
             Path(tmp).unlink(missing_ok=True)
             raise
-        self._pending = False
+        self._written = len(self.doc["results"])
         self._flushed_at = time.monotonic()
         self._flush_s = self._flushed_at - t0
 
