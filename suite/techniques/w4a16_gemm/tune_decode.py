@@ -2,7 +2,7 @@
 config timed with triton.testing.do_bench (L2 cleared per repetition) on the Llama shapes at M = 1
 and 16, beside cuBLAS bf16: a table with TB/s and the ratio, and the best config per case as JSON.
 
-python3 -m suite.techniques.w4a16_gemm.tune_decode --out DIR [--budget-s 90] [--jobs 12]
+python3 -m suite.techniques.w4a16_gemm.tune_decode --out DIR [--budget-s 90] [--jobs 12] [--deep]
 Configs are compiled first in parallel processes (Triton's disk cache), then timed in this one;
 floors first: an empty launch and a device copy of each layer's packed weights, L2 cleared.
 --compile-only: the autotuners' CONFIGS (decode and stream-K kernels) into the disk cache (before a
@@ -36,6 +36,10 @@ SWEEP = ([("k16", 16, bn, sp, 4, 3, True, True, pf) for bn, sp in BEST for pf in
          + [("k16", 16, bn, 8, 4, 3, True, False, True) for bn in (64, 128, 256)]  # row sums, not centred
          + [("k8", 16, 128, sp, 4, 3, True, True, True) for sp in (4, 8)]
          + [("k16", 16, 128, sp, 4, 3, False, False, False) for sp in (4, 8)])  # shifts, no inline PTX
+# Deeper pipelines with little or no split-K: the read-only floor's best config was BLOCK_N 128, no split, 6
+# stages (docs/formats.md), a region SWEEP does not reach.
+DEEP = [("k16", 16, bn, sp, 4, st, True, True, pf) for bn in (64, 128) for sp in (1, 2) for st in (4, 5, 6)
+        for pf in (False, True)] + [("k16", 16, 128, 4, 4, 3, True, True, True)]
 NIGHTLY = [("k16", c.kwargs["BM"], c.kwargs["BN"], c.kwargs["SPLIT_K"], c.num_warps, c.num_stages,
             c.kwargs.get("ASM", False), c.kwargs.get("CENTRED", False), c.kwargs.get("PREFETCH", False))
            for c in D.CONFIGS]
@@ -108,6 +112,7 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=90.0)
     ap.add_argument("--jobs", type=int, default=12)
     ap.add_argument("--tiny", action="store_true")
+    ap.add_argument("--deep", action="store_true", help="sweep DEEP (4-6 stages, split-K 1-2) instead of SWEEP")
     ap.add_argument("--compile-only", action="store_true", help="compile the autotuners' configs (the decode "
                     "and stream-K kernels' CONFIGS) in parallel into Triton's disk cache, and stop")
     args = ap.parse_args()
@@ -115,7 +120,7 @@ def main() -> None:
         ap.error("--out is required for a sweep")
     t0 = time.time()
     dev = "cpu" if args.tiny else "cuda"
-    variants = list(dict.fromkeys(NIGHTLY if args.compile_only else SWEEP))
+    variants = list(dict.fromkeys(NIGHTLY if args.compile_only else DEEP if args.deep else SWEEP))
     if args.tiny:
         variants = [v for v in variants if v[2] in (32, 64) and v[3] in (2, 4, 8)][:3] + [SWEEP[-3], SWEEP[-1]]
         failed = _compile(variants, dev, 64, 256)
