@@ -218,7 +218,10 @@ def run_benchmark(paths: list[str] | None = None, reps: int = 4, scales=(1.0, 3.
         if newest_protocol:
             source += " (each kernel and case under the newest protocol it was timed with)"
     else:
-        paths = paths or sorted(p for p in glob.glob("results/h200/*.json") if "noise" not in Path(p).name)
+        # the single-technique H200 runs, plain or gzipped; not the whole nightlies (within-run noise of
+        # the same kernels again)
+        paths = paths or sorted(p for p in glob.glob("results/h200/*.json") + glob.glob("results/h200/*.json.gz")
+                                if "noise" not in Path(p).name and not Path(p).name.startswith("nightly_"))
         series = noise_series(paths, min_samples=block * 20)
         source = f"within-run samples: each night the median of {block} consecutive samples"
     if only_two_levels:

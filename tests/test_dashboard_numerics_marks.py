@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import ROOT
 from tests.test_dashboard_pages import arr, ingest, run_page
 
-SWEEP = ROOT / "results" / "h200" / "gemm_fp32_emulation_sweep_nightly.json"
+SWEEP = ROOT / "results" / "h200" / "gemm_fp32_emulation_sweep_nightly.json.gz"
 SCHEMES = ["cublas_fp32", "triton_bf16x3", "triton_bf16x6", "triton_dot_ieee"]
 
 

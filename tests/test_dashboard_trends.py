@@ -14,7 +14,7 @@ from tests.conftest import ROOT
 from tests.test_dashboard_pages import arr, ingest, run_page
 
 FILES = [p for pat in ("results/h200/repeats*/*.json.gz", "results/h200/layout_v2/*.json.gz",
-                       "results/h200/protocol_v2/v2_exp_approx.json.gz", "results/h200/exp_approx*.json")
+                       "results/h200/protocol_v2/v2_exp_approx.json.gz", "results/h200/exp_approx*.json.gz")
          for p in sorted(glob(str(ROOT / pat)))]
 MUFU = {"technique": "exp_approx", "impl": "triton_mufu", "case": "elem_n16m", "metric": "latency_ms"}
 

@@ -7,9 +7,10 @@ from ci.detect_bench import SHIPPED, evaluate
 from ci.detect_series import noise_series
 from ci.nightly_replay import replay
 from ci.detect_core import threshold_alert, zscore_alert
+from runners.resultfile import load
 from tests.conftest import ROOT
 
-H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json"
+H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json.gz"
 
 
 def test_replay_keeps_the_recorded_order_and_level():
@@ -51,7 +52,7 @@ def _run_files(tmp_path, n):
     from ci.nightly_replay import replay_runs
     from tests.conftest import write_docs
 
-    return write_docs(replay_runs(json.loads(H200.read_text()), nights=n, block=20), tmp_path, "run")
+    return write_docs(replay_runs(load(H200), nights=n, block=20), tmp_path, "run")
 
 
 def test_repeated_runs_give_one_night_per_run(tmp_path):
@@ -61,7 +62,7 @@ def test_repeated_runs_give_one_night_per_run(tmp_path):
 
     files = _run_files(tmp_path, 9)
     series = run_series(files, min_runs=9)
-    doc = json.loads(H200.read_text())
+    doc = load(H200)
     timed = {(r["impl"], r["case"]) for r in doc["results"] if r["metric"] == "latency_ms" and r["status"] == "ok"}
     assert len(series) == len(timed) and all(len(s["run_values"]) == 9 for s in series)
     assert run_series(files[:5], min_runs=8) == []  # too few runs: left out, not padded

@@ -7,14 +7,15 @@ import pytest
 from ci.nightly_replay import replay_runs
 from db.detector import online_changes
 from tests.conftest import ROOT, kwatch, write_docs
+from runners.resultfile import load
 
-H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json"
+H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json.gz"
 STEP = ("triton_dot_bf16x3", "m2048n2048k2048")
 
 
 @pytest.fixture(scope="module")
 def nights():
-    doc = json.loads(H200.read_text())
+    doc = load(H200)
     return replay_runs(doc, nights=21, block=20, steps={STEP: (15, 1.05)})
 
 

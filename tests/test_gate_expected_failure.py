@@ -28,7 +28,7 @@ def test_the_two_committed_h200_gemm_runs_pass_the_gate(tmp_path):
     from tests.conftest import ROOT, kwatch
 
     h200 = ROOT / "results/h200"
-    p = kwatch("gate", "--baseline", str(h200 / "gemm_fp32_emulation_nightly_foundation.json"), "--candidate",
-               str(h200 / "gemm_fp32_emulation_nightly.json"), "--db", f"sqlite:///{tmp_path / 'kw.db'}")
+    p = kwatch("gate", "--baseline", str(h200 / "gemm_fp32_emulation_nightly_foundation.json.gz"), "--candidate",
+               str(h200 / "gemm_fp32_emulation_nightly.json.gz"), "--db", f"sqlite:///{tmp_path / 'kw.db'}")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "cublas_bf16x9_kcat" in p.stdout and "expected (" in p.stdout  # reported, not dropped

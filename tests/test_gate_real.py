@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from runners.resultfile import load
 from tests.conftest import ROOT, kwatch
 
-H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json"
+H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json.gz"
 SLOW = ("triton_dot_bf16x3", "m2048n2048k2048")
 
 SPEC = '''
@@ -119,7 +120,7 @@ def _by_label(report):
 
 
 def test_injected_10pct_slowdown_in_real_h200_samples_fails(tmp_path):
-    doc = json.loads(H200.read_text())
+    doc = load(H200)
     for r in doc["results"]:
         if (r["impl"], r["case"]) == SLOW and r["metric"] == "latency_ms":
             r["samples"] = [x * 1.10 for x in r["samples"]]
@@ -189,7 +190,7 @@ def test_h200_run_against_itself_is_all_stable(tmp_path):
 def test_two_h200_runs_of_the_same_kernels_agree(tmp_path):
     """The foundation and the later nightly H200 run share 14 kernels (their common.py changed in between);
     their medians differ by up to 3% with p as low as 1e-188: significance alone would fail them."""
-    later = ROOT / "results/h200/gemm_fp32_emulation_nightly.json"
+    later = ROOT / "results/h200/gemm_fp32_emulation_nightly.json.gz"
     if not later.exists():
         pytest.skip("second H200 gemm run not committed")
     p, report, _ = _gate(H200, later, tmp_path)

@@ -4,12 +4,13 @@ import json
 from sqlalchemy import select
 
 from tests.conftest import ROOT, kwatch
+from runners.resultfile import load
 
-H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json"
+H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json.gz"
 
 
 def _variant(tmp_path, run_id, branch, commit, slow):
-    doc = json.loads(H200.read_text())
+    doc = load(H200)
     doc["run"]["id"], doc["run"]["git"] = run_id, {"commit": commit, "branch": branch, "dirty": False}
     for r in doc["results"]:
         if slow and r["impl"] == "cublas_fp32" and r["metric"] == "latency_ms":

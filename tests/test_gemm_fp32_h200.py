@@ -1,9 +1,10 @@
 """The committed H200 run of gemm_fp32_emulation: fast-and-wrong is caught, and the issue's targets
 as measured (each against cublas_fp32 measured in the same run)."""
-import json
 from pathlib import Path
 
 import pytest
+
+from runners.resultfile import load
 
 H200 = Path(__file__).resolve().parent.parent / "results" / "h200"
 BIG = "m8192n8192k8192"
@@ -11,7 +12,7 @@ BIG = "m8192n8192k8192"
 
 @pytest.fixture(scope="module")
 def rows():
-    doc = json.loads((H200 / "gemm_fp32_emulation_nightly.json").read_text())
+    doc = load(H200 / "gemm_fp32_emulation_nightly.json.gz")
     assert doc["run"]["env"]["gpu_name"] == "NVIDIA H200"
     return {(r["impl"], r["case"], r["metric"]): r for r in doc["results"]}
 
@@ -47,8 +48,6 @@ def test_targets_at_8192(rows):
 
 
 def _final(name: str) -> dict:
-    from runners.resultfile import load
-
     doc = load(H200 / name)
     assert doc["run"]["env"]["gpu_name"] == "NVIDIA H200"
     assert doc["run"]["git"]["commit"] and not doc["run"]["git"]["dirty"]  # a run that can back a figure

@@ -1,16 +1,17 @@
 """Exponent sweep of FP32 emulation: the CPU reference emulation at a small grid (what CI can run),
 the region function, and the committed H200 sweep."""
-import json
 from pathlib import Path
 
 import torch
+
+from runners.resultfile import load
 
 from suite.spec import Case
 from suite.lib.planes import emulate
 from suite.techniques.gemm_fp32_emulation.reference import lowp_fp32
 from suite.techniques.gemm_fp32_emulation import sweep
 
-H200 = Path(__file__).resolve().parent.parent / "results" / "h200" / "gemm_fp32_emulation_sweep_nightly.json"
+H200 = Path(__file__).resolve().parent.parent / "results" / "h200" / "gemm_fp32_emulation_sweep_nightly.json.gz"
 
 
 def _fn(scheme):
@@ -41,7 +42,7 @@ def test_probe_rows_for_a_small_grid(monkeypatch):
 
 
 def test_h200_sweep_region_and_no_flush_to_zero():
-    doc = json.loads(H200.read_text())
+    doc = load(H200)
     rows = doc["results"]
     for impl in ("triton_bf16x9", "triton_bf16x6", "triton_dot_bf16x6"):
         reg = sweep.region(rows, impl)
@@ -70,9 +71,9 @@ def test_probe_cliff_rows_separate_x6_from_x9(monkeypatch):
 
 
 def test_h200_sweep_has_the_cliff_where_x6_fails_and_x9_holds():
-    """results/h200/gemm_fp32_emulation_sweep_cliff.json: on the H200 our BF16x6 and Triton's
+    """results/h200/gemm_fp32_emulation_sweep_cliff.json.gz: on the H200 our BF16x6 and Triton's
     built-in bf16x6 break the 4x-cuBLAS rule on the cliff class at every K, BF16x9 never does."""
-    doc = json.loads((H200.parent / "gemm_fp32_emulation_sweep_cliff.json").read_text())
+    doc = load(H200.parent / "gemm_fp32_emulation_sweep_cliff.json.gz")
     assert doc["run"]["git"]["commit"] and doc["run"]["env"]["gpu_name"] == "NVIDIA H200"
     within = {(r["impl"], r["case"]): r["value"] for r in doc["results"] if r["metric"] == "within_fp32"}
     for k in (256, 1024, 4096):

@@ -5,7 +5,7 @@ from ci.nightly_replay import replay_runs
 from runners.resultfile import load
 from tests.conftest import ROOT, kwatch, write_docs
 
-H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json"
+H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json.gz"
 
 
 def test_nightly_runs_ingests_detects_and_reports(sqlite_url, tmp_path):
@@ -22,7 +22,7 @@ def test_nightly_runs_ingests_detects_and_reports(sqlite_url, tmp_path):
 
 
 def test_nightly_exit_code_follows_new_regressions(sqlite_url, tmp_path):
-    nights = replay_runs(json.loads(H200.read_text()), nights=20, block=20,
+    nights = replay_runs(load(H200), nights=20, block=20,
                          steps={("triton_dot_tf32", "m8192n8192k8192"): (99, 1.0),
                                 ("cublas_tf32", "m2048n2048k2048"): (16, 1.08)})
     files = write_docs(nights, tmp_path)

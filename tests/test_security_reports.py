@@ -13,10 +13,11 @@ from db.escape import md_code, md_text, plotly_text
 from tests.conftest import ROOT, kwatch, write_docs
 from tests.test_dashboard_browser import CHROMEDRIVER, CHROMIUM
 from tests.test_dashboard_browser import driver  # noqa: F401  (the shared headless Chromium)
+from runners.resultfile import load
 
 cmarkgfm = pytest.importorskip("cmarkgfm", reason="cmarkgfm (GitHub's Markdown renderer) is not installed")
 
-H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json"
+H200 = ROOT / "results/h200/gemm_fp32_emulation_nightly_foundation.json.gz"
 PAYLOAD = "document.title='pwned'"
 IMPL = f'<img src=x onerror="{PAYLOAD}">|`tick``s`<a href="https://evil.example">a</a>'  # 128 at most
 CASE = "[click](https://evil.example/x) @octocat www.evil.example " + "L" * 190  # 256 at most
@@ -92,7 +93,7 @@ def slowed(doc: dict, factor: float = 1.10) -> dict:
 
 
 def test_gate_markdown_and_json_with_hostile_names(tmp_path):
-    base = hostile_doc(json.loads(H200.read_text()))
+    base = hostile_doc(load(H200))
     [b, c] = write_docs([base, with_error(slowed(base))], tmp_path)
     db = f"sqlite:///{tmp_path / 'kw.db'}"
     assert kwatch("db", "upgrade", "--db", db).returncode == 0
@@ -124,7 +125,7 @@ def nightly_report(tmp_path_factory):
     from ci.nightly_replay import replay_runs
 
     d = tmp_path_factory.mktemp("nightly")
-    doc = hostile_doc(json.loads(H200.read_text()))
+    doc = hostile_doc(load(H200))
     nights = replay_runs(doc, nights=12, block=20, steps={(IMPL, CASE): (9, 1.3)})  # its 3rd night is the reported one
     nights[-1] = with_error(nights[-1])
     files = write_docs(nights, d)
@@ -164,7 +165,7 @@ def test_dashboard_captions_hovers_and_legends_with_hostile_names(tmp_path, brow
     from tests.test_dashboard_browser import serve, wait_rendered
     from tests.test_dashboard_pages import ingest
 
-    base = hostile_doc(json.loads(H200.read_text()))
+    base = hostile_doc(load(H200))
     url = f"sqlite:///{tmp_path / 'kw.db'}"
     ingest(url, [("b", base), ("c", with_error(slowed(base)))])
     with serve(url, tmp_path) as web:

@@ -11,7 +11,7 @@ GPUS = {"B200 (HGX)": "B200", "GB200 (NVL72)": "GB200", "GB200 (1200 W)": "GB200
 DATASHEETS = {label: {"bf16_dense": rate(gpu, "bf16").value, "fp32": rate(gpu, "fp32").value,
                       "source": f"{cite(gpu, 'bf16')}; {cite(gpu, 'fp32')}"} for label, gpu in GPUS.items()}
 PRODUCTS = {"bf16x9": 9, "bf16x6": 6, "bf16x3": 3}
-# Measured on the H200 (results/h200/gemm_fp32_emulation_nightly.json, 8192^3): our kernels' bf16
+# Measured on the H200 (results/h200/gemm_fp32_emulation_nightly.json.gz, 8192^3): our kernels' bf16
 # MMA rate (emulated TFLOP/s x products) over the datasheet's dense bf16 peak, and cuBLAS fp32 over
 # the fp32 peak (51.29 / 67).
 H200_TFLOPS = {"bf16x9": 72.84, "bf16x6": 93.61, "bf16x3": 180.40, "cublas_fp32": 51.29}
