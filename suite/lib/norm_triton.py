@@ -17,11 +17,11 @@ def _add2(a0, b0, a1, b1):
 
 
 @triton.jit
-def _norm_block(blk, x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, h_ptr, t, n, sx, sr, sy, sh, eps,
-                BLOCK: tl.constexpr, ROWS: tl.constexpr, LAYER: tl.constexpr, RESIDUAL: tl.constexpr,
-                ONE_REDUCE: tl.constexpr, ROUND: tl.constexpr):
+def _norm_rows(x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, h_ptr, t, n, sx, sr, sy, sh, eps,
+               BLOCK: tl.constexpr, ROWS: tl.constexpr, LAYER: tl.constexpr, RESIDUAL: tl.constexpr,
+               ONE_REDUCE: tl.constexpr, ROUND: tl.constexpr):
     # ROUND: round to bf16 by hand before each bf16 store (the CPU interpreter's cast truncates)
-    rows = (blk * ROWS + tl.arange(0, ROWS)).to(tl.int64)  # int64 before the strides multiply
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK)
     rmask = rows < t
     mask = rmask[:, None] & (cols < n)[None, :]
@@ -61,21 +61,6 @@ def _norm_block(blk, x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, h_ptr, t, n, sx, sr, sy,
     tl.store(y_ptr + rows[:, None] * sy + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-@triton.jit
-def _norm_rows(x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, h_ptr, t, n, sx, sr, sy, sh, eps,
-               BLOCK: tl.constexpr, ROWS: tl.constexpr, LAYER: tl.constexpr, RESIDUAL: tl.constexpr,
-               ONE_REDUCE: tl.constexpr, ROUND: tl.constexpr, PERSIST: tl.constexpr, STAGES: tl.constexpr):
-    # PERSIST: a fixed grid walks the row blocks, the loop pipelined STAGES deep (the next block's loads
-    # in flight while this one is reduced and stored); else one row block per program.
-    if PERSIST:
-        for blk in tl.range(tl.program_id(0), tl.cdiv(t, ROWS), tl.num_programs(0), num_stages=STAGES):
-            _norm_block(blk, x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, h_ptr, t, n, sx, sr, sy, sh, eps,
-                        BLOCK, ROWS, LAYER, RESIDUAL, ONE_REDUCE, ROUND)
-    else:
-        _norm_block(tl.program_id(0), x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, h_ptr, t, n, sx, sr, sy, sh, eps,
-                    BLOCK, ROWS, LAYER, RESIDUAL, ONE_REDUCE, ROUND)
-
-
 def config_for(block: int) -> tuple[int, int]:
     """(num_warps, rows per program) for a power-of-two row block: 4 warps up to 4096, then one warp
     per 1024 elements up to 16; one row per program from 2048 up (the H200 sweep's best or within
@@ -95,25 +80,17 @@ def norm(y: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, bias: torch.Ten
          layer: bool = False, config: tuple[int, int] | None = None, one_reduce: bool | None = None) -> None:
     """y (T,H) = norm(x [+ residual]) * weight [+ bias]; with residual, h (T,H) = x + residual.
     x, residual, y, h: (T,H) with unit stride along H; weight, bias: (H,). LayerNorm when layer.
-    config: (num_warps, rows per program[, programs per SM, stages]), default config_for(H's block); with
-    programs per SM > 0 a persistent grid of that many programs per SM walks the row blocks, its loop
-    pipelined `stages` deep; one_reduce: LayerNorm's
+    config: (num_warps, rows per program), default config_for(H's block); one_reduce: LayerNorm's
     mean and variance from one reduction (shifted sums) rather than two, default one_reduce_for(block)."""
     t, n = x.shape
     if residual is not None and h is None:
         raise ValueError("a residual add needs h, the buffer for the new residual")
     block = triton.next_power_of_2(n)
-    warps, rows, per_sm, stages = (*(config or config_for(block)), 0, 1)[:4]
+    warps, rows = config or config_for(block)
     one_reduce = one_reduce_for(block) if one_reduce is None else one_reduce
     r, hh = (residual, h) if residual is not None else (x, y)
-    blocks = triton.cdiv(t, rows)
-    if per_sm:
-        sms = torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 2
-        grid = min(blocks, per_sm * sms)
-    else:
-        grid = blocks
-    _norm_rows[(grid,)](
+    _norm_rows[(triton.cdiv(t, rows),)](
         x, r, weight, bias if bias is not None else weight, y, hh, t, n,
         x.stride(0), r.stride(0), y.stride(0), hh.stride(0), eps,
         BLOCK=block, ROWS=rows, LAYER=layer, RESIDUAL=residual is not None, ONE_REDUCE=one_reduce,
-        ROUND=interpreting() and y.dtype == torch.bfloat16, PERSIST=per_sm > 0, STAGES=stages, num_warps=warps)
+        ROUND=interpreting() and y.dtype == torch.bfloat16, num_warps=warps)

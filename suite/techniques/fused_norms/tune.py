@@ -3,7 +3,7 @@
 then timed with triton.testing.do_bench; GB/s and share of the copy bandwidth measured in this script
 (a 1 GiB copy timed as the runner's ceiling, and a copy of the norm's own bytes under do_bench).
 
-python3 -m suite.techniques.fused_norms.tune --out DIR [--budget-s 100] [--jobs 16] [--persist] [--hidden 2048 ...]
+python3 -m suite.techniques.fused_norms.tune --out DIR [--budget-s 100] [--jobs 16] [--hidden 2048 ...]
 Writes DIR/fused_norms_tune.json after each hidden size. --tiny: small shapes and a few configs on the
 CPU under TRITON_INTERPRET=1 (a dry run of the script)."""
 from __future__ import annotations
@@ -33,18 +33,6 @@ def grid(block: int) -> list[tuple[int, int]]:
         for r in (1, 2, 4, 8):
             if 4 <= r * block // (32 * w) <= 64 and (w, r) not in out:
                 out.append((w, r))
-    return out
-
-
-def persist_grid(block: int) -> list[tuple]:
-    """The heuristic's config, then persistent ones (warps, rows, programs per SM, stages): the heuristic's
-    warps and rows and half of them, 2-8 programs per SM, loops 1-3 stages deep."""
-    w0, r0 = config_for(block)
-    out = [(w0, r0)]
-    for w in sorted({w0, max(1, w0 // 2)}):
-        for per_sm in (2, 4, 8):
-            for stages in (1, 2, 3):
-                out.append((w, r0, per_sm, stages))
     return out
 
 
@@ -106,7 +94,6 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=100.0)
     ap.add_argument("--jobs", type=int, default=16)
     ap.add_argument("--tiny", action="store_true")
-    ap.add_argument("--persist", action="store_true", help="the persistent configs (persist_grid) instead of grid")
     ap.add_argument("--hidden", type=int, nargs="*", help="hidden sizes (default 2048 4096 8192)")
     a = ap.parse_args()
     device = "cpu" if a.tiny else "cuda"
@@ -116,7 +103,7 @@ def main() -> None:
     path = os.path.join(a.out, "fused_norms_tune.json")
     cases = [(_params(k, res, tokens, hd), one) for hd in hiddens for k, res, one in KINDS]
     jobs = [(p, cfg, one) for p, one in cases
-            for cfg in (persist_grid if a.persist else grid)(triton.next_power_of_2(p["hidden"]))[:3 if a.tiny else None]]
+            for cfg in grid(triton.next_power_of_2(p["hidden"]))[:3 if a.tiny else None]]
     bad = []
     if device == "cuda":
         chunks = [jobs[i::a.jobs] for i in range(a.jobs)]
@@ -141,7 +128,6 @@ def main() -> None:
                 doc["stopped"] = f"budget {a.budget_s} s reached at hidden {hd}"
                 break
             row = {**p, "warps": cfg[0], "rows": cfg[1], "one_reduce": one,
-                   "per_sm": cfg[2] if len(cfg) > 2 else 0, "stages": cfg[3] if len(cfg) > 3 else 1,
                    "heuristic": cfg == config_for(triton.next_power_of_2(hd)),
                    "previous": cfg == (min(16, max(1, triton.next_power_of_2(hd) // 256)), 1) and one is False}
             ok, err, err1 = check(p, cfg, one, device)
@@ -154,8 +140,7 @@ def main() -> None:
                 row.update(ms=ms, gbps=gbps, share_copy_1gib=gbps / copy, share_copy_do_bench=gbps / copy_own)
             doc["rows"].append(row)
             name = f"{p['kind']}{'_res' if p['residual'] else ''}{'' if one else '_2red'} h{hd}"
-            print(f"{name:18s} w{cfg[0]:<2d} r{cfg[1]:<2d} p{row['per_sm']} s{row['stages']} "
-                  f"{'ok ' if ok else 'BAD'} err {err:.2e} "
+            print(f"{name:18s} w{cfg[0]:<2d} r{cfg[1]:<2d} {'ok ' if ok else 'BAD'} err {err:.2e} "
                   + (f"{row['ms'] * 1e3:8.1f} us {row['gbps']:6.0f} GB/s {row['share_copy_1gib']:6.1%}"
                      f" {'*' if row['heuristic'] else ''}" if ok else ""), flush=True)
         for r in doc["rows"]:
@@ -168,8 +153,7 @@ def main() -> None:
         if "stopped" in doc:
             break
     for k, r in doc["best"].items():
-        print(f"best {k}: w{r['warps']} r{r['rows']} p{r['per_sm']} s{r['stages']} {r['gbps']:.0f} GB/s "
-              f"{r['share_copy_1gib']:.1%}")
+        print(f"best {k}: w{r['warps']} r{r['rows']} {r['gbps']:.0f} GB/s {r['share_copy_1gib']:.1%}")
 
 
 if __name__ == "__main__":
