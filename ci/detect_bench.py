@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ci.detect_core import PeltSettings, online_pelt, threshold_alert, zscore_alert
-from ci.detect_series import noise_series, result_docs, run_series, split_half, two_levels
+from ci.detect_series import noise_series, result_docs, run_series, split_half, technique_runs, two_levels
 from ci.nightly_replay import public_path, replay_series
 from db.detector import DetectorSettings, online_changes
 from db.noise import night_cv, resolution
@@ -218,10 +218,7 @@ def run_benchmark(paths: list[str] | None = None, reps: int = 4, scales=(1.0, 3.
         if newest_protocol:
             source += " (each kernel and case under the newest protocol it was timed with)"
     else:
-        # the single-technique H200 runs, plain or gzipped; not the whole nightlies (within-run noise of
-        # the same kernels again)
-        paths = paths or sorted(p for p in glob.glob("results/h200/*.json") + glob.glob("results/h200/*.json.gz")
-                                if "noise" not in Path(p).name and not Path(p).name.startswith("nightly_"))
+        paths = paths or technique_runs()
         series = noise_series(paths, min_samples=block * 20)
         source = f"within-run samples: each night the median of {block} consecutive samples"
     if only_two_levels:

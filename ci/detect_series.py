@@ -29,6 +29,13 @@ def result_docs(paths: list[str]) -> list[tuple[str, dict]]:
     return out
 
 
+def technique_runs(folder: str | Path = "results/h200") -> list[str]:
+    """The single-technique result files at the top of a results folder, plain or gzipped, sorted:
+    neither the whole nightlies (nightly_*, the same kernels again) nor noise studies."""
+    return sorted(str(p) for p in Path(folder).glob("*.json*") if p.name.endswith((".json", ".json.gz"))
+                  and "noise" not in p.name and not p.name.startswith("nightly_"))
+
+
 def noise_series(paths: list[str], min_samples: int = 200) -> list[dict]:
     """Latency series (raw samples in recorded order) of the given result files."""
     out = []

@@ -1,14 +1,15 @@
 """Every committed result file is valid and ingests; the H200 foundation run holds real GPU figures."""
-import json
 from pathlib import Path
 
 import pytest
 
-from db.validate import load_and_validate
+from db.validate import load_and_validate, validate
 from runners.resultfile import load
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
-FILES = sorted(p for p in [*RESULTS.rglob("*.json"), *RESULTS.rglob("*.json.gz")] if load(p).get("schema") == 1)
+# Every JSON file under results/, found by name alone: reading 260 gzipped files at collection would tax
+# every pytest run; each test reads its own file once.
+FILES = sorted([*RESULTS.rglob("*.json"), *RESULTS.rglob("*.json.gz")])
 # The checkout travels to the GPU host whole, under 64 MiB: a large result file is committed gzipped
 # (a plain nightly file compresses 6-8x).
 PLAIN_MAX_BYTES = 400_000
@@ -16,7 +17,10 @@ PLAIN_MAX_BYTES = 400_000
 
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(RESULTS)) for p in FILES])
 def test_committed_file_is_valid(path):
-    doc = load_and_validate(path)
+    doc = load(path)
+    if not (isinstance(doc, dict) and doc.get("schema") == 1):
+        pytest.skip("not a result file (other JSON, e.g. a raw benchmark dump)")
+    validate(doc, str(path))
     assert doc["results"], "a committed result file holds results"
 
 

@@ -21,15 +21,15 @@ AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
 
 def committed_results() -> list[Path]:
-    """Result files (schema 1) under results/: every plain one, and the gzipped single-technique runs at
-    the top of results/h200 (the large ones are committed gzipped); the repeat folders and the whole
-    nightlies are left out (the dashboard tests would spend their time ingesting them), and so is other
-    JSON there (raw benchmark dumps)."""
+    """Result files (schema 1) under results/: every plain one, and the single-technique runs at the top
+    of results/h200, gzipped where large; the repeat folders and the whole nightlies are left out (the
+    dashboard tests would spend their time ingesting them), and so is other JSON there (raw benchmark dumps)."""
+    from ci.detect_series import technique_runs
     from runners.resultfile import load
 
     plain = glob.glob(str(ROOT / "results" / "**" / "*.json"), recursive=True)
-    packed = [p for p in glob.glob(str(ROOT / "results" / "h200" / "*.json.gz")) if not Path(p).name.startswith("nightly_")]
-    return [Path(p) for p in sorted(plain + packed) if load(p).get("schema") is not None]
+    paths = sorted(set(plain) | set(technique_runs(ROOT / "results" / "h200")))
+    return [Path(p) for p in paths if load(p).get("schema") is not None]
 
 
 def slower_copy(doc: dict, factor: float = 1.5) -> dict:
