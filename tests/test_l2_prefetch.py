@@ -29,12 +29,13 @@ def ptx(fn, sig, const):
 def marks(text):
     return [n for n in ("prefetch.global.L2::evict_last", "prefetch.global.L2 ", "L1::evict_first") if n in text]
 
-sig = {"w_ptr": "*bf16", "x_ptr": "*fp32", "g_ptr": "*bf16", "res_ptr": "*fp32", "out_ptr": "*fp32", "N": "i32",
-       "eps": "fp32", "pf_ptr": "*bf16", "pf_lines": "i32"}
+sig = {"w_ptr": "*bf16", "x_ptr": "*fp32", "g_ptr": "*bf16", "res_ptr": "*fp32", "out_ptr": "*fp32",
+       "out2_ptr": "*fp32", "N": "i32", "eps": "fp32", "pf_ptr": "*bf16", "pf_lines": "i32"}
 out = {}
 for pf, evict in [(0, ""), (1, "evict_first"), (2, "")]:
     out[f"gemv/{pf}/{evict}"] = marks(ptx(G.gemv_kernel, sig, {"K": 2048, "NORM": True, "RES": True, "BLOCK_N": 4,
-                                      "BLOCK_K": 1024, "PDL": False, "PF": pf, "EVICT": evict}))
+                                      "BLOCK_K": 1024, "PDL": False, "PF": pf, "EVICT": evict,
+                                      "DUP": False}))
 sig = {"q_ptr": "*fp32", "kc_ptr": "*bf16", "vc_ptr": "*bf16", "pos_ptr": "*i64", "part_o": "*fp32",
        "part_ml": "*fp32", "count_ptr": "*i32", "out_ptr": "*fp32", "S": "i32", "qk_scale": "fp32",
        "pf_ptr": "*bf16", "pf_lines": "i32"}

@@ -101,16 +101,20 @@ def gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, blk, K: tl.constexpr, 
     if RES:
         y += tl.load(res_ptr + rows)
     tl.store(out_ptr + rows, y)
+    return y
 
 
 @triton.jit
-def gemv_kernel(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, N, eps, pf_ptr, pf_lines, K: tl.constexpr,
+def gemv_kernel(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, out2_ptr, N, eps, pf_ptr, pf_lines, K: tl.constexpr,
                 NORM: tl.constexpr, RES: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                PDL: tl.constexpr, PF: tl.constexpr, EVICT: tl.constexpr):
-    """out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n]); N a multiple of BLOCK_N."""
+                PDL: tl.constexpr, PF: tl.constexpr, EVICT: tl.constexpr, DUP: tl.constexpr):
+    """out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n]); N a multiple of BLOCK_N.
+    DUP: the same rows also written to out2 (the start of a sum others add into with atomics)."""
     prefetch_l2(pf_ptr, pf_lines, tl.program_id(0), tl.num_programs(0), PF)
-    gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, tl.program_id(0), K, NORM, RES, BLOCK_N, BLOCK_K,
-              PDL, EVICT)
+    y = gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, tl.program_id(0), K, NORM, RES, BLOCK_N, BLOCK_K,
+                  PDL, EVICT)
+    if DUP:
+        tl.store(out2_ptr + tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N), y)
 
 
 @triton.jit
@@ -206,17 +210,19 @@ def launch_opts(pdl: bool) -> dict:
 
 def gemv(out, w, x, gain=None, res=None, eps: float = 1e-5, block_k: int = 1024, pdl: bool = False,
          num_warps: int = 4, target_programs: int = 264, pf=None, pf_policy: int = PF_EVICT_LAST,
-         evict: str = "") -> None:
+         evict: str = "", out2=None) -> None:
     """out (N,) fp32 = [rmsnorm(x) * gain] W^T (+ res); w (N,K) bf16, x (K,) fp32, gain (K,) bf16;
-    pf: a contiguous bf16 tensor to ask the L2 for (or None)."""
+    pf: a contiguous bf16 tensor to ask the L2 for (or None); out2 (N,) fp32: a second copy of out."""
     n, k = w.shape
     bk = min(block_k, k)
     bn = block_n(n, target_programs)
     pf_t, pf_lines, pf_mode = prefetch_args(pf, pf_policy)
     gemv_kernel[(n // bn,)](w, x, gain if gain is not None else x, res if res is not None else out, out,
-                            n, eps, pf_t if pf_mode else w, pf_lines, K=k, NORM=gain is not None,
+                            out2 if out2 is not None else out, n, eps, pf_t if pf_mode else w, pf_lines, K=k,
+                            NORM=gain is not None,
                             RES=res is not None, BLOCK_N=bn, BLOCK_K=bk, PDL=pdl and not interpreting(),
-                            PF=pf_mode, EVICT=evict, num_warps=num_warps, **launch_opts(pdl))
+                            PF=pf_mode, EVICT=evict, DUP=out2 is not None, num_warps=num_warps,
+                            **launch_opts(pdl))
 
 
 def gemv_pair(out, w, x, gain, mode: int, kc=None, vc=None, pos=None, heads=(0, 0), head_dim=2,

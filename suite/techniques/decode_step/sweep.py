@@ -63,6 +63,15 @@ DATAFLOW = (  # --dataflow: the one-launch work-item step (suite/lib/decode_data
     {**_FT, "rows": {"QKV": 8, "O": 8}, "block_k": {"QKV": 1024, "O": 1024}}, {**_FT, "ask_l2": True}, _FR,
 )
 DATAFLOW_MORE = DATAFLOW[:2] + DATAFLOW[3:4] + DATAFLOW[6:7]
+_M = {**_T, "fuse_mlp": True}
+_MT = {**_M, "wd_t": True}  # the down weights transposed once, (L, I, H), outside the timing
+MLP = (  # --mlp: gate/up, SwiGLU and down as one launch per layer (suite/lib/decode_mlp.py)
+    _T, _MT, _M, {**_M, "tune": {"mlp": {"rows": 32}}},
+    *({**_MT, "tune": {"mlp": t}} for t in (
+        {"rows": 8}, {"rows": 32}, {"block_d": 1024}, {"num_warps": 8}, {"block_k": 2048}, {"block_k": 512},
+        {"rows": 8, "block_k": 2048}, {"rows": 32, "block_k": 2048}, {"rows": 32, "block_k": 2048, "num_warps": 8})),
+)
+MLP_MORE = MLP[:2]
 
 
 def step_fn(cfg: dict):
@@ -76,6 +85,15 @@ def step_fn(cfg: dict):
     return triton_step.run, cfg
 
 
+def with_wd_t(opts: dict, inputs: dict) -> dict:
+    """opts with wd_t=True replaced by the down weights transposed, (L, I, H), made once per inputs."""
+    if opts.get("wd_t") is not True:
+        return opts
+    if "_wd_t" not in inputs:
+        inputs["_wd_t"] = inputs["wd"].transpose(1, 2).contiguous()
+    return {**opts, "wd_t": inputs["_wd_t"]}
+
+
 def _warm(job: tuple) -> str:
     """Run one configuration once in a fresh process (fills the shared Triton cache); its error or ''."""
     cfg, kv = job
@@ -83,7 +101,8 @@ def _warm(job: tuple) -> str:
         from suite.techniques.decode_step.reference import empty_output, make_inputs
 
         fn, opts = step_fn(cfg)
-        fn(empty_output({"kv": kv}, "cuda"), **make_inputs({"kv": kv}, 0, "cuda"), **opts)  # GPU only
+        inputs = make_inputs({"kv": kv}, 0, "cuda")
+        fn(empty_output({"kv": kv}, "cuda"), **inputs, **with_wd_t(opts, inputs))  # GPU only
         return ""
     except Exception as exc:  # reported by the sweep proper
         return f"{type(exc).__name__}: {exc}"[:200]
@@ -158,7 +177,9 @@ def launch_floor(n: int, programs: int = 528) -> float:
 def kind_bytes(kind: str, inp: dict) -> float:
     """Bytes the launches of one kind stream (weights, or the K/V caches for attention)."""
     b = {"qkv": inp["wqkv"], "o_proj": inp["wo"], "gate_up": inp["wgu"], "down": inp["wd"], "head": inp["emb"],
-         "attention": None, "embed": None}[kind]
+         "attention": None, "embed": None, "mlp": inp["wgu"]}[kind]
+    if kind == "mlp":
+        return float((inp["wgu"].numel() + inp["wd"].numel()) * 2)
     if kind == "attention":
         return 2.0 * inp["k_cache"].numel() * inp["k_cache"].element_size()
     return 0.0 if b is None else float(b.numel() * b.element_size())
@@ -168,7 +189,7 @@ def breakdown(out, inputs: dict, cfg: dict, ceiling: float) -> list[dict]:
     """Each launch kind of the fused step replayed alone: all its launches, then its first only."""
     from suite.techniques.decode_step.triton_step import steps
 
-    calls = steps(out, **inputs, **cfg)
+    calls = steps(out, **{k: v for k, v in inputs.items() if not k.startswith("_")}, **with_wd_t(cfg, inputs))
     rows = []
     for kind in dict.fromkeys(k for k, _ in calls):
         mine = [c for k, c in calls if k == kind]
@@ -211,6 +232,7 @@ def sweep(params: dict, configs, t0: float, budget_s: float, ceiling: float) -> 
 
     params = {**DEV["params"], **params}
     inputs = make_inputs(params, 0, DEV["device"])
+    inputs_t = dict(inputs)  # + "_wd_t", kept out of the steps' inputs
     want = empty_output(params, DEV["device"])
     eager(want, **{**inputs, "k_cache": inputs["k_cache"].clone(), "v_cache": inputs["v_cache"].clone()})
     gb = _bytes(params) / 1e9
@@ -221,6 +243,7 @@ def sweep(params: dict, configs, t0: float, budget_s: float, ceiling: float) -> 
             continue
         out = torch.full_like(want, float("nan"))
         fused, opts = step_fn(cfg)
+        opts = with_wd_t(opts, inputs_t)
         try:
             fused(out, **inputs, **opts)
             err = float((out - want).norm() / want.norm())
@@ -232,7 +255,7 @@ def sweep(params: dict, configs, t0: float, budget_s: float, ceiling: float) -> 
         except Exception as exc:  # a configuration that fails to compile or launch is a result too
             rows.append({"kv": params["kv"], "config": cfg, "error": f"{type(exc).__name__}: {exc}"[:500]})
         print(json.dumps(rows[-1]), flush=True)
-    return rows, inputs
+    return rows, inputs_t
 
 
 def main() -> None:
@@ -252,11 +275,12 @@ def main() -> None:
     ap.add_argument("--configs", type=int, nargs="*", default=[], help="indices into CONFIGS (default: all)")
     ap.add_argument("--final", action="store_true", help="FINAL's configurations only, no breakdown")
     ap.add_argument("--dataflow", action="store_true", help="DATAFLOW's configurations only, no breakdown")
+    ap.add_argument("--mlp", action="store_true", help="MLP's configurations, breakdown of its first two")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    configs = (FINAL if args.final else DATAFLOW if args.dataflow else [CONFIGS[i] for i in args.configs]
-               if args.configs else CONFIGS)
-    more = DATAFLOW_MORE if args.dataflow else MORE
+    configs = (FINAL if args.final else DATAFLOW if args.dataflow else MLP if args.mlp else
+               [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS)
+    more = DATAFLOW_MORE if args.dataflow else MLP_MORE if args.mlp else MORE
     if args.warm:
         warm([(c, args.kv) for c in configs] + [(c, k) for k in args.more_kv for c in more], args.warm,
              args.budget_s / 2)
@@ -275,7 +299,7 @@ def main() -> None:
         print(json.dumps(parts[-1]), flush=True)
     except Exception as exc:
         parts.append({"kind": "empty_launch_chain", "error": f"{type(exc).__name__}: {exc}"[:500]})
-    for cfg in (CONFIGS[0], CONFIGS[3]):
+    for cfg in MLP[:2] if args.mlp else (CONFIGS[0], CONFIGS[3]):
         if skip_breakdown or time.perf_counter() - t0 > args.budget_s:
             break
         try:

@@ -12,7 +12,10 @@ pf_wo: the QKV launch asks for the layer's O weight; pf_qkv_next: the down launc
 layer's QKV weight. evict="evict_first" loads weights with that L2 policy. fuse_embed: the first QKV
 launch gathers the token's embedding row itself (one launch fewer). tune: per launch kind ("qkv",
 "o_proj", "gate_up", "down", "head") overrides of block_k, target_programs, num_warps. max_split:
-the most splits of the KV cache per head in attention.
+the most splits of the KV cache per head in attention. fuse_mlp: gate/up, SwiGLU and down as one
+launch per layer (suite/lib/decode_mlp.py: down's partial sums added into the residual with atomics,
+the O launch writing the residual there first); wd_t: the down weights transposed, (L, I, H), for it;
+tune["mlp"] its rows, block_k, block_d, num_warps.
 Defaults from the H200 sweep at KV 1024 (docs/data/h200_decode_step_sweep_*.json)."""
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ import torch
 
 from suite.lib.decode_attention import DecodeAttention
 from suite.lib.decode_gemv import MODE_QKV_ROPE, MODE_SWIGLU, gemv, gemv_pair
+from suite.lib.decode_mlp import mlp
 from suite.techniques.decode_step.reference import EPS, THETA
 
 _SCRATCH: dict[tuple, "_Scratch"] = {}
@@ -43,9 +47,10 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
           pdl: bool = False, block_k: int = 1024, block_s: int | None = None, target_programs: int = 528,
           num_warps: int = 4, mma_attention: bool = False, pf_gu_mb: tuple = (0, 0, 0), pf_wo: bool = False,
           pf_qkv_next: bool = False, pf_policy: int = 1, evict: str = "", fuse_embed: bool = False,
-          tune: dict | None = None, max_split: int = 64) -> list[tuple[str, Callable[[], None]]]:
+          tune: dict | None = None, max_split: int = 64, fuse_mlp: bool = False,
+          wd_t=None) -> list[tuple[str, Callable[[], None]]]:
     """The step's launches in order as (kind, call): embed, then per layer qkv, attention, o_proj,
-    gate_up, down, then head (run() calls them all; sweep.py also times each kind alone)."""
+    gate_up, down (or, fused, mlp), then head (run() calls them all; sweep.py also times each kind alone)."""
     L, H = wqkv.shape[0], emb.shape[1]
     hkv, S, D = k_cache.shape[1:]
     hq, inter = wo.shape[-1] // D, wgu.shape[1] // 2
@@ -58,6 +63,7 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
     opts = {"block_k": block_k, "pdl": pdl, "target_programs": target_programs, "num_warps": num_warps,
             "pf_policy": pf_policy, "evict": evict}
     kind_opts = {k: {**opts, **(tune or {}).get(k, {})} for k in ("qkv", "o_proj", "gate_up", "down", "head")}
+    mlp_opts = {"evict": evict, **(tune or {}).get("mlp", {})}
     out_steps = [] if fuse_embed else [("embed", lambda: hs[0].copy_(emb.index_select(0, token)[0]))]
     for l in range(L):
         gu = _ranges(wgu[l].view(-1), [0, *pf_gu_mb[1:]] if pf_wo else list(pf_gu_mb))
@@ -68,7 +74,15 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
                             theta=THETA, pf=wo[l].view(-1) if pf_wo else gu[0], tok=token if first else None,
                             x_out=hs[0] if first else None, **kind_opts["qkv"])),
             ("attention", partial(sc.attn, sc.att, sc.q, k_cache[l], v_cache[l], pos, pf=gu[1], pf_policy=pf_policy)),
-            ("o_proj", partial(gemv, hs[2 * l + 1], wo[l], sc.att, res=hs[2 * l], pf=gu[2], **kind_opts["o_proj"])),
+            ("o_proj", partial(gemv, hs[2 * l + 1], wo[l], sc.att, res=hs[2 * l], pf=gu[2],
+                               out2=hs[2 * l + 2] if fuse_mlp else None, **kind_opts["o_proj"])),
+        ]
+        if fuse_mlp:
+            wdl = wd_t[l] if wd_t is not None else wd[l]
+            out_steps.append(("mlp", partial(mlp, hs[2 * l + 2], wgu[l], hs[2 * l + 1], ln2[l], wdl,
+                                             transposed=wd_t is not None, eps=EPS, **mlp_opts)))
+            continue
+        out_steps += [
             ("gate_up", partial(gemv_pair, sc.act, wgu[l], hs[2 * l + 1], ln2[l], MODE_SWIGLU, eps=EPS,
                                  **kind_opts["gate_up"])),
             ("down", partial(gemv, hs[2 * l + 2], wd[l], sc.act, res=hs[2 * l + 1],
