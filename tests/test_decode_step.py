@@ -54,6 +54,22 @@ def test_fused_embedding_and_prefetch_schedule_leave_the_step_bit_identical():
     assert torch.equal(outs[0], outs[1])
 
 
+@pytest.mark.parametrize("transposed,rows", [(False, 16), (True, 32)])
+def test_mlp_as_one_launch_adds_down_into_the_residual_as_the_two_launches_do(transposed, rows):
+    """The fused MLP (atomic partial sums of down) agrees with gate/up + down to fp32 rounding, and a
+    second call gives the same logits (the O launch re-seeds the sum it adds into)."""
+    inp = R.make_inputs(P, 6, "cpu")
+    want = torch.full((P["vocab"],), float("nan"))
+    fused(want, **R.make_inputs(P, 6, "cpu"), mma_attention=True)
+    wd_t = inp["wd"].transpose(1, 2).contiguous() if transposed else None
+    outs = []
+    for _ in range(2):
+        outs.append(torch.full((P["vocab"],), float("nan")))
+        fused(outs[-1], **inp, mma_attention=True, fuse_mlp=True, wd_t=wd_t, tune={"mlp": {"rows": rows}})
+    assert rel_err(outs[0], want) < 1e-5
+    assert rel_err(outs[1], outs[0]) < 1e-6  # replays do not accumulate
+
+
 @pytest.mark.parametrize("kv", [48, 200])
 def test_persistent_step_stage_by_stage_matches_the_fused_step(kv):
     p = {**TINY, "kv": kv}
@@ -89,6 +105,26 @@ def test_split_kv_attention_merges_splits_and_skips_chunks_past_pos(S, pos, mma)
         attn(out, q, kc, vc, torch.tensor([pos]))
         assert rel_err(out, want) < (1e-2 if mma else 1e-5)  # mma: q and p rounded to bf16
     assert attn.count.eq(0).all()
+
+
+@pytest.mark.parametrize("pos", [40, 69])
+def test_early_kv_loads_ignore_whatever_the_slots_past_pos_hold(pos):
+    """The tensor-core kernel loads K/V without waiting for pos: NaN and inf past pos change nothing."""
+    hq, hkv, D, S = 8, 2, 16, 70
+    g = torch.Generator().manual_seed(pos)
+    q = torch.randn(hq * D, generator=g)
+    kc = torch.randn(hkv, S, D, generator=g).to(torch.bfloat16)
+    vc = torch.randn(hkv, S, D, generator=g).to(torch.bfloat16)
+    attn = DecodeAttention(hq, hkv, S, D, "cpu", block_s=32, mma=True)
+    outs = []
+    for early, junk in ((False, False), (True, False), (True, True)):
+        k, v = kc.clone(), vc.clone()
+        if junk:
+            k[:, pos + 1:], v[:, pos + 1:] = float("nan"), float("inf")
+        outs.append(torch.full((hq * D,), float("nan")))
+        attn(outs[-1], q, k, v, torch.tensor([pos]), early=early)
+    assert torch.isfinite(outs[0]).all()
+    assert torch.equal(outs[0], outs[1]) and torch.equal(outs[1], outs[2])
 
 
 def test_greedy_tokens_agree_with_the_oracle_over_consecutive_steps():

@@ -35,12 +35,13 @@ out = {}
 for pf, evict in [(0, ""), (1, "evict_first"), (2, "")]:
     out[f"gemv/{pf}/{evict}"] = marks(ptx(G.gemv_kernel, sig, {"K": 2048, "NORM": True, "RES": True, "BLOCK_N": 4,
                                       "BLOCK_K": 1024, "PDL": False, "PF": pf, "EVICT": evict,
-                                      "DUP": False}))
+                                      "DUP": False, "EARLY": False}))
 sig = {"q_ptr": "*fp32", "kc_ptr": "*bf16", "vc_ptr": "*bf16", "pos_ptr": "*i64", "part_o": "*fp32",
        "part_ml": "*fp32", "count_ptr": "*i32", "out_ptr": "*fp32", "S": "i32", "qk_scale": "fp32",
        "pf_ptr": "*bf16", "pf_lines": "i32"}
 out["attention"] = marks(ptx(A.decode_attn_mma_kernel, sig, {"G": 4, "D": 64, "CHUNK": 64, "BLOCK_S": 64,
-                                                             "NSPLIT": 16, "PDL": False, "UPCAST": False, "PF": 1}))
+                                                             "NSPLIT": 16, "PDL": False, "UPCAST": False, "PF": 1,
+                                                             "EARLY": False}))
 from suite.lib.decode_persistent import decode_persistent_kernel
 sig = {n: "*bf16" for n in ("emb", "wqkv", "wo", "wgu", "wd", "ln1", "ln2", "lnf", "kc", "vc")}
 sig.update({n: "*fp32" for n in ("logits", "hs", "q", "att", "act", "part_o", "part_ml")})

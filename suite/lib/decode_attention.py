@@ -81,7 +81,8 @@ def decode_attn_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_pt
 def decode_attn_mma_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale,
                            pf_ptr, pf_lines,
                            G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
-                           NSPLIT: tl.constexpr, PDL: tl.constexpr, UPCAST: tl.constexpr, PF: tl.constexpr):
+                           NSPLIT: tl.constexpr, PDL: tl.constexpr, UPCAST: tl.constexpr, PF: tl.constexpr,
+                           EARLY: tl.constexpr):
     """The same split and merge with both products on tensor cores (attn_mma_item)."""
     hk = tl.program_id(0)
     sp = tl.program_id(1)
@@ -89,15 +90,17 @@ def decode_attn_mma_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, coun
     _wait(PDL)
     _launch_next(PDL)
     attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale, hk, sp,
-                  G, D, CHUNK, BLOCK_S, NSPLIT, UPCAST)
+                  G, D, CHUNK, BLOCK_S, NSPLIT, UPCAST, EARLY)
 
 
 @triton.jit
 def attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale, hk, sp,
                   G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
-                  NSPLIT: tl.constexpr, UPCAST: tl.constexpr):
+                  NSPLIT: tl.constexpr, UPCAST: tl.constexpr, EARLY: tl.constexpr = False):
     """KV head hk, split sp: both products on tensor cores, the G query rows padded to 16 (an MMA
-    tile's least M), q and p rounded to bf16 as flash attention does; the head's last split merges."""
+    tile's least M), q and p rounded to bf16 as flash attention does; the head's last split merges.
+    EARLY: K and V loaded masked by S only, so their loads do not wait for pos's; slots past pos are
+    then zeroed (V) and their scores set to -inf, so whatever they hold (NaN included) is not used."""
     g = tl.arange(0, 16)
     d = tl.arange(0, D)
     pos = tl.load(pos_ptr)
@@ -113,8 +116,14 @@ def attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, ou
     for s0 in tl.range(sp * CHUNK, sp * CHUNK + CHUNK, BLOCK_S):
         s = s0 + tl.arange(0, BLOCK_S)
         valid = s <= pos
-        kt = tl.load(kc_ptr + base + s[None, :] * D + d[:, None], mask=valid[None, :], other=0.0)  # (D, BLOCK_S)
-        v = tl.load(vc_ptr + base + s[:, None] * D + d[None, :], mask=valid[:, None], other=0.0)  # (BLOCK_S, D)
+        if EARLY:
+            inb = s < S
+            kt = tl.load(kc_ptr + base + s[None, :] * D + d[:, None], mask=inb[None, :], other=0.0)  # (D, BLOCK_S)
+            v = tl.load(vc_ptr + base + s[:, None] * D + d[None, :], mask=inb[:, None], other=0.0)  # (BLOCK_S, D)
+            v = tl.where(valid[:, None], v, 0.0)  # scores past pos are masked below
+        else:
+            kt = tl.load(kc_ptr + base + s[None, :] * D + d[:, None], mask=valid[None, :], other=0.0)
+            v = tl.load(vc_ptr + base + s[:, None] * D + d[None, :], mask=valid[:, None], other=0.0)
         if UPCAST:
             sc = tl.dot(q, kt.to(tl.float32), input_precision="ieee")
         else:
@@ -163,12 +172,13 @@ class DecodeAttention:
         self.pdl = pdl and not interpreting()
         self.num_warps = num_warps
 
-    def __call__(self, out, q, kc, vc, pos, pf=None, pf_policy: int = PF_EVICT_LAST) -> None:
+    def __call__(self, out, q, kc, vc, pos, pf=None, pf_policy: int = PF_EVICT_LAST, early: bool = True) -> None:
         """out (Hq*D,) fp32 <- softmax(q k^T / sqrt(D)) v over cache slots 0..pos; q (Hq*D,) fp32,
-        kc, vc (Hkv, S, D) bf16, pos (1,) int64; pf: a bf16 tensor to ask the L2 for, or None."""
+        kc, vc (Hkv, S, D) bf16, pos (1,) int64; pf: a bf16 tensor to ask the L2 for, or None; early:
+        the tensor-core kernel's K/V loads issued without waiting for pos."""
         pf_t, pf_lines, pf_mode = prefetch_args(pf, pf_policy)
         scale = math.log2(math.e) / math.sqrt(self.d)
-        kernel, extra = ((decode_attn_mma_kernel, {"UPCAST": interpreting()}) if self.mma
+        kernel, extra = ((decode_attn_mma_kernel, {"UPCAST": interpreting(), "EARLY": early}) if self.mma
                          else (decode_attn_kernel, {}))
         kernel[(self.hkv, self.nsplit)](
             q, kc, vc, pos, self.part_o, self.part_ml, self.count, out, self.S, scale,

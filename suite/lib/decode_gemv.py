@@ -91,15 +91,22 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
 @triton.jit
 def gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, blk, K: tl.constexpr, NORM: tl.constexpr,
               RES: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr,
-              EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0):
-    """Rows blk*BLOCK_N.. of out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n])."""
+              EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0, EARLY: tl.constexpr = False):
+    """Rows blk*BLOCK_N.. of out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n]).
+    EARLY (only where nothing is waited for in the launch): res loaded before the weights, so its L2
+    round trip is not added to the program's tail."""
     rows = blk * BLOCK_N + tl.arange(0, BLOCK_N)
+    res = tl.zeros([BLOCK_N], tl.float32)
+    if RES and EARLY:
+        res = tl.load(res_ptr + rows)
     y, _, ssq = _rows_dot(w_ptr, rows, rows, x_ptr, g_ptr, K, BLOCK_N, BLOCK_K, False, NORM, PDL, EVICT,
                           sync_ptr, stage, target)
     if NORM:
         y = y * tl.math.rsqrt(ssq / K + eps)
     if RES:
-        y += tl.load(res_ptr + rows)
+        if not EARLY:
+            res = tl.load(res_ptr + rows)
+        y += res
     tl.store(out_ptr + rows, y)
     return y
 
@@ -107,12 +114,12 @@ def gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, blk, K: tl.constexpr, 
 @triton.jit
 def gemv_kernel(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, out2_ptr, N, eps, pf_ptr, pf_lines, K: tl.constexpr,
                 NORM: tl.constexpr, RES: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                PDL: tl.constexpr, PF: tl.constexpr, EVICT: tl.constexpr, DUP: tl.constexpr):
+                PDL: tl.constexpr, PF: tl.constexpr, EVICT: tl.constexpr, DUP: tl.constexpr, EARLY: tl.constexpr):
     """out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n]); N a multiple of BLOCK_N.
     DUP: the same rows also written to out2 (the start of a sum others add into with atomics)."""
     prefetch_l2(pf_ptr, pf_lines, tl.program_id(0), tl.num_programs(0), PF)
     y = gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, tl.program_id(0), K, NORM, RES, BLOCK_N, BLOCK_K,
-                  PDL, EVICT)
+                  PDL, EVICT, EARLY=EARLY)
     if DUP:
         tl.store(out2_ptr + tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N), y)
 
@@ -121,9 +128,12 @@ def gemv_kernel(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, out2_ptr, N, eps, pf_ptr,
 def pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_theta, blk,
               K: tl.constexpr, MODE: tl.constexpr, HALF: tl.constexpr, HQ: tl.constexpr, HKV: tl.constexpr, S,
               NPAIR: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr,
-              EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0):
-    """Pairs blk*BLOCK_N.. of gemv_pair_kernel (below), x already the input row."""
+              EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0, EARLY: tl.constexpr = False):
+    """Pairs blk*BLOCK_N.. of gemv_pair_kernel (below), x already the input row. EARLY: pos (an input,
+    never written in the step) loaded before the weights instead of in the epilogue."""
     p = blk * BLOCK_N + tl.arange(0, BLOCK_N)
+    if EARLY:
+        pos = tl.load(pos_ptr)
     if MODE == 0:
         rows_a = p
         rows_b = p + NPAIR
@@ -140,7 +150,8 @@ def pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_t
     else:
         h = p // HALF
         j = p % HALF
-        pos = tl.load(pos_ptr)
+        if not EARLY:
+            pos = tl.load(pos_ptr)
         # angle = pos * theta^(-2j/D), D = 2 HALF; fp32 as the page's "computed on the fly" tables
         ang = pos.to(tl.float32) * tl.math.exp2(-(j.to(tl.float32) / HALF) * log2_theta)
         c = tl.cos(ang)
@@ -177,7 +188,7 @@ def gemv_pair_kernel(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps,
                      K: tl.constexpr, MODE: tl.constexpr, HALF: tl.constexpr, HQ: tl.constexpr,
                      HKV: tl.constexpr, S, NPAIR: tl.constexpr,
                      BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr, PF: tl.constexpr,
-                     EVICT: tl.constexpr, EMB: tl.constexpr):
+                     EVICT: tl.constexpr, EMB: tl.constexpr, EARLY: tl.constexpr):
     """Two rows per output pair p, with the input RMSNorm fused.
     SWIGLU: rows p and p + NPAIR; out[p] = silu(a) * b.
     QKV_ROPE: head h = p // HALF, j = p % HALF, rows h*2*HALF + j and + HALF (the two halves RoPE
@@ -188,7 +199,7 @@ def gemv_pair_kernel(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps,
     if EMB:
         x_ptr = embed_row(x_ptr, tok_ptr, x_out, tl.program_id(0) == 0, K, BLOCK_K)
     pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_theta, tl.program_id(0), K, MODE,
-              HALF, HQ, HKV, S, NPAIR, BLOCK_N, BLOCK_K, PDL, EVICT)
+              HALF, HQ, HKV, S, NPAIR, BLOCK_N, BLOCK_K, PDL, EVICT, EARLY=EARLY)
 
 
 def block_n(n_out: int, target_programs: int = 264) -> int:
@@ -210,9 +221,10 @@ def launch_opts(pdl: bool) -> dict:
 
 def gemv(out, w, x, gain=None, res=None, eps: float = 1e-5, block_k: int = 1024, pdl: bool = False,
          num_warps: int = 4, target_programs: int = 264, pf=None, pf_policy: int = PF_EVICT_LAST,
-         evict: str = "", out2=None) -> None:
+         evict: str = "", out2=None, early: bool = True) -> None:
     """out (N,) fp32 = [rmsnorm(x) * gain] W^T (+ res); w (N,K) bf16, x (K,) fp32, gain (K,) bf16;
-    pf: a contiguous bf16 tensor to ask the L2 for (or None); out2 (N,) fp32: a second copy of out."""
+    pf: a contiguous bf16 tensor to ask the L2 for (or None); out2 (N,) fp32: a second copy of out;
+    early: res loaded before the weights (not with PDL, whose wait comes after the first loads)."""
     n, k = w.shape
     bk = min(block_k, k)
     bn = block_n(n, target_programs)
@@ -221,14 +233,15 @@ def gemv(out, w, x, gain=None, res=None, eps: float = 1e-5, block_k: int = 1024,
                             out2 if out2 is not None else out, n, eps, pf_t if pf_mode else w, pf_lines, K=k,
                             NORM=gain is not None,
                             RES=res is not None, BLOCK_N=bn, BLOCK_K=bk, PDL=pdl and not interpreting(),
-                            PF=pf_mode, EVICT=evict, DUP=out2 is not None, num_warps=num_warps,
+                            PF=pf_mode, EVICT=evict, DUP=out2 is not None, EARLY=early and not pdl,
+                            num_warps=num_warps,
                             **launch_opts(pdl))
 
 
 def gemv_pair(out, w, x, gain, mode: int, kc=None, vc=None, pos=None, heads=(0, 0), head_dim=2,
               eps: float = 1e-5, theta: float = 500000.0, block_k: int = 1024, pdl: bool = False,
               num_warps: int = 4, target_programs: int = 264, pf=None, pf_policy: int = PF_EVICT_LAST,
-              evict: str = "", tok=None, x_out=None) -> None:
+              evict: str = "", tok=None, x_out=None, early: bool = True) -> None:
     """SWIGLU: out (N/2,) fp32 from w (N, K) = [gate; up]. QKV_ROPE: out (Hq*D,) fp32 q, K/V written to
     kc, vc (Hkv, S, D) bf16 at pos (1,) int64; w ((Hq+2Hkv)*D, K). x (K,) fp32, gain (K,) bf16; or, with
     tok (1,) int64, x (V, K) bf16 a table whose row tok is the input, copied to x_out (K,) fp32."""
@@ -244,5 +257,5 @@ def gemv_pair(out, w, x, gain, mode: int, kc=None, vc=None, pos=None, heads=(0, 
         pos if pos is not None else out, eps, math.log2(theta), pf_t if pf_mode else w, pf_lines,
         tok if tok is not None else out, x_out if x_out is not None else out,
         K=k, MODE=mode, HALF=head_dim // 2, HQ=hq, HKV=hkv, S=S, NPAIR=npair, BLOCK_N=bn, BLOCK_K=bk,
-        PDL=pdl and not interpreting(), PF=pf_mode, EVICT=evict, EMB=tok is not None,
+        PDL=pdl and not interpreting(), PF=pf_mode, EVICT=evict, EMB=tok is not None, EARLY=early,
         num_warps=num_warps, **launch_opts(pdl))

@@ -72,6 +72,8 @@ MLP = (  # --mlp: gate/up, SwiGLU and down as one launch per layer (suite/lib/de
         {"rows": 8, "block_k": 2048}, {"rows": 32, "block_k": 2048}, {"rows": 32, "block_k": 2048, "num_warps": 8})),
 )
 MLP_MORE = MLP[:2]
+_NE = {**_T, "early": False}
+EARLY = (_NE, _T, _NE, _T, {**_MT, "tune": {"mlp": {"block_d": 1024}}})  # --early: A/B of early loads, alternated
 
 
 def step_fn(cfg: dict):
@@ -276,11 +278,12 @@ def main() -> None:
     ap.add_argument("--final", action="store_true", help="FINAL's configurations only, no breakdown")
     ap.add_argument("--dataflow", action="store_true", help="DATAFLOW's configurations only, no breakdown")
     ap.add_argument("--mlp", action="store_true", help="MLP's configurations, breakdown of its first two")
+    ap.add_argument("--early", action="store_true", help="EARLY's configurations, breakdown of its first two")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    configs = (FINAL if args.final else DATAFLOW if args.dataflow else MLP if args.mlp else
+    configs = (FINAL if args.final else DATAFLOW if args.dataflow else MLP if args.mlp else EARLY if args.early else
                [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS)
-    more = DATAFLOW_MORE if args.dataflow else MLP_MORE if args.mlp else MORE
+    more = (DATAFLOW_MORE if args.dataflow else MLP_MORE if args.mlp else EARLY[:4] if args.early else MORE)
     if args.warm:
         warm([(c, args.kv) for c in configs] + [(c, k) for k in args.more_kv for c in more], args.warm,
              args.budget_s / 2)
@@ -299,7 +302,7 @@ def main() -> None:
         print(json.dumps(parts[-1]), flush=True)
     except Exception as exc:
         parts.append({"kind": "empty_launch_chain", "error": f"{type(exc).__name__}: {exc}"[:500]})
-    for cfg in MLP[:2] if args.mlp else (CONFIGS[0], CONFIGS[3]):
+    for cfg in MLP[:2] if args.mlp else EARLY[:2] if args.early else (CONFIGS[0], CONFIGS[3]):
         if skip_breakdown or time.perf_counter() - t0 > args.budget_s:
             break
         try:
