@@ -172,7 +172,7 @@ class DecodeAttention:
         self.pdl = pdl and not interpreting()
         self.num_warps = num_warps
 
-    def __call__(self, out, q, kc, vc, pos, pf=None, pf_policy: int = PF_EVICT_LAST, early: bool = True) -> None:
+    def __call__(self, out, q, kc, vc, pos, pf=None, pf_policy: int = PF_EVICT_LAST, early: bool = False) -> None:
         """out (Hq*D,) fp32 <- softmax(q k^T / sqrt(D)) v over cache slots 0..pos; q (Hq*D,) fp32,
         kc, vc (Hkv, S, D) bf16, pos (1,) int64; pf: a bf16 tensor to ask the L2 for, or None; early:
         the tensor-core kernel's K/V loads issued without waiting for pos."""

@@ -73,7 +73,8 @@ MLP = (  # --mlp: gate/up, SwiGLU and down as one launch per layer (suite/lib/de
 )
 MLP_MORE = MLP[:2]
 _NE = {**_T, "early": False}
-EARLY = (_NE, _T, _NE, _T, {**_MT, "tune": {"mlp": {"block_d": 1024}}})  # --early: A/B of early loads, alternated
+_EK = {**_T, "early_kv": True}
+EARLY = (_NE, _T, _EK, _NE, _T, _EK)  # --early: A/B/C of early loads (none, the GEMVs', + attention's), alternated
 
 
 def step_fn(cfg: dict):
@@ -283,7 +284,7 @@ def main() -> None:
     t0 = time.perf_counter()
     configs = (FINAL if args.final else DATAFLOW if args.dataflow else MLP if args.mlp else EARLY if args.early else
                [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS)
-    more = (DATAFLOW_MORE if args.dataflow else MLP_MORE if args.mlp else EARLY[:4] if args.early else MORE)
+    more = (DATAFLOW_MORE if args.dataflow else MLP_MORE if args.mlp else EARLY if args.early else MORE)
     if args.warm:
         warm([(c, args.kv) for c in configs] + [(c, k) for k in args.more_kv for c in more], args.warm,
              args.budget_s / 2)

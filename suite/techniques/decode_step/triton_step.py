@@ -15,8 +15,9 @@ launch gathers the token's embedding row itself (one launch fewer). tune: per la
 the most splits of the KV cache per head in attention. fuse_mlp: gate/up, SwiGLU and down as one
 launch per layer (suite/lib/decode_mlp.py: down's partial sums added into the residual with atomics,
 the O launch writing the residual there first); wd_t: the down weights transposed, (L, I, H), for it;
-tune["mlp"] its rows, block_k, block_d, num_warps. early: the loads that do not depend on the
-weights (the residual, pos, attention's K/V) issued before them, not in the epilogue (bit-identical).
+tune["mlp"] its rows, block_k, block_d, num_warps. early: the GEMVs' loads that do not depend on the
+weights (the residual, pos) issued before them, not in the epilogue; early_kv: attention's K/V loads
+issued without waiting for pos (both bit-identical; H200 A/B in docs/decode_step.md).
 Defaults from the H200 sweep at KV 1024 (docs/data/h200_decode_step_sweep_*.json)."""
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
           num_warps: int = 4, mma_attention: bool = False, pf_gu_mb: tuple = (0, 0, 0), pf_wo: bool = False,
           pf_qkv_next: bool = False, pf_policy: int = 1, evict: str = "", fuse_embed: bool = False,
           tune: dict | None = None, max_split: int = 64, fuse_mlp: bool = False,
-          wd_t=None, early: bool = True) -> list[tuple[str, Callable[[], None]]]:
+          wd_t=None, early: bool = True, early_kv: bool = False) -> list[tuple[str, Callable[[], None]]]:
     """The step's launches in order as (kind, call): embed, then per layer qkv, attention, o_proj,
     gate_up, down (or, fused, mlp), then head (run() calls them all; sweep.py also times each kind alone)."""
     L, H = wqkv.shape[0], emb.shape[1]
@@ -75,7 +76,7 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
                             theta=THETA, pf=wo[l].view(-1) if pf_wo else gu[0], tok=token if first else None,
                             x_out=hs[0] if first else None, **kind_opts["qkv"])),
             ("attention", partial(sc.attn, sc.att, sc.q, k_cache[l], v_cache[l], pos, pf=gu[1], pf_policy=pf_policy,
-                                  early=early)),
+                                  early=early_kv)),
             ("o_proj", partial(gemv, hs[2 * l + 1], wo[l], sc.att, res=hs[2 * l], pf=gu[2],
                                out2=hs[2 * l + 2] if fuse_mlp else None, **kind_opts["o_proj"])),
         ]
