@@ -52,7 +52,8 @@ TECHNIQUE = Technique(
                   "16 rows, q and p rounded to bf16)", nightly=False),  # triton_fused_tuned contains it
         Impl("triton_fused_tuned", f"{_PKG}.triton_step:run", args=TUNED_ARGS, graph=True, requires=("triton",),
              note="triton_fused_mma with the embedding gather inside the first QKV launch (one launch fewer) and "
-                  "the down GEMV streaming K in chunks of 2048"),
+                  "the down GEMV streaming K in chunks of 2048 (every per-launch step loads the GEMVs' residual "
+                  "and the position before the weights)"),
         Impl("triton_persistent", f"{_PKG}.triton_persistent:run", args=PERSISTENT_ARGS, graph=True,
              requires=("triton",),
              note="the whole step as one persistent launch: grid barriers between stages, each program "
