@@ -75,6 +75,15 @@ MLP_MORE = MLP[:2]
 _NE = {**_T, "early": False}
 _EK = {**_T, "early_kv": True}
 EARLY = (_NE, _T, _EK, _NE, _T, _EK)  # --early: A/B/C of early loads (none, the GEMVs', + attention's), alternated
+_D2 = {"down": {"block_k": 2048}}
+RETUNE = (  # --retune: per-kind programs and chunks again around the tuned step, now with the early loads
+    _T, *({**_T, "tune": {**_D2, **t}} for t in (
+        {"o_proj": {"target_programs": 264}}, {"o_proj": {"target_programs": 1056}},
+        {"o_proj": {"block_k": 2048}}, {"qkv": {"target_programs": 264}}, {"qkv": {"target_programs": 1056}},
+        {"qkv": {"block_k": 2048}}, {"gate_up": {"target_programs": 264}}, {"gate_up": {"target_programs": 1056}},
+        {"gate_up": {"block_k": 2048}}, {"down": {"block_k": 2048, "target_programs": 264}},
+        {"down": {"block_k": 2048, "target_programs": 1056}}, {"head": {"num_warps": 8}})), _T,
+)
 
 
 def step_fn(cfg: dict):
@@ -280,11 +289,13 @@ def main() -> None:
     ap.add_argument("--dataflow", action="store_true", help="DATAFLOW's configurations only, no breakdown")
     ap.add_argument("--mlp", action="store_true", help="MLP's configurations, breakdown of its first two")
     ap.add_argument("--early", action="store_true", help="EARLY's configurations, breakdown of its first two")
+    ap.add_argument("--retune", action="store_true", help="RETUNE's configurations, no breakdown")
     args = ap.parse_args()
     t0 = time.perf_counter()
     configs = (FINAL if args.final else DATAFLOW if args.dataflow else MLP if args.mlp else EARLY if args.early else
-               [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS)
-    more = (DATAFLOW_MORE if args.dataflow else MLP_MORE if args.mlp else EARLY if args.early else MORE)
+               RETUNE if args.retune else [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS)
+    more = (DATAFLOW_MORE if args.dataflow else MLP_MORE if args.mlp else EARLY if args.early else
+            RETUNE[:1] if args.retune else MORE)
     if args.warm:
         warm([(c, args.kv) for c in configs] + [(c, k) for k in args.more_kv for c in more], args.warm,
              args.budget_s / 2)
@@ -296,7 +307,7 @@ def main() -> None:
     parts = []
     if args.final:
         args.more_kv, args.budget_s = [], 0  # the launch floor only: no breakdown, no more KV
-    skip_breakdown = args.dataflow
+    skip_breakdown = args.dataflow or args.retune
     try:
         n = 5 * 16 + 1
         parts.append({"kind": "empty_launch_chain", "launches": n, "median_ms": launch_floor(n)})
