@@ -84,6 +84,8 @@ RETUNE = (  # --retune: per-kind programs and chunks again around the tuned step
         {"gate_up": {"block_k": 2048}}, {"down": {"block_k": 2048, "target_programs": 264}},
         {"down": {"block_k": 2048, "target_programs": 1056}}, {"head": {"num_warps": 8}})), _T,
 )
+_O2 = {**_T, "tune": {**_D2, "o_proj": {"block_k": 2048}}}
+O_AB = (_T, _O2) * 3  # --o-ab: the retune's best (O in one 2048-column chunk) against the tuned step, alternated
 
 
 def step_fn(cfg: dict):
@@ -290,12 +292,13 @@ def main() -> None:
     ap.add_argument("--mlp", action="store_true", help="MLP's configurations, breakdown of its first two")
     ap.add_argument("--early", action="store_true", help="EARLY's configurations, breakdown of its first two")
     ap.add_argument("--retune", action="store_true", help="RETUNE's configurations, no breakdown")
+    ap.add_argument("--o-ab", action="store_true", help="O_AB's configurations (also at --more-kv), no breakdown")
     args = ap.parse_args()
     t0 = time.perf_counter()
     configs = (FINAL if args.final else DATAFLOW if args.dataflow else MLP if args.mlp else EARLY if args.early else
-               RETUNE if args.retune else [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS)
+               RETUNE if args.retune else O_AB if args.o_ab else [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS)
     more = (DATAFLOW_MORE if args.dataflow else MLP_MORE if args.mlp else EARLY if args.early else
-            RETUNE[:1] if args.retune else MORE)
+            RETUNE[:1] if args.retune else O_AB if args.o_ab else MORE)
     if args.warm:
         warm([(c, args.kv) for c in configs] + [(c, k) for k in args.more_kv for c in more], args.warm,
              args.budget_s / 2)
@@ -307,7 +310,7 @@ def main() -> None:
     parts = []
     if args.final:
         args.more_kv, args.budget_s = [], 0  # the launch floor only: no breakdown, no more KV
-    skip_breakdown = args.dataflow or args.retune
+    skip_breakdown = args.dataflow or args.retune or args.o_ab
     try:
         n = 5 * 16 + 1
         parts.append({"kind": "empty_launch_chain", "launches": n, "median_ms": launch_floor(n)})
