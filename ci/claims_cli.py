@@ -50,7 +50,10 @@ How a status is decided (code: `db/claims.py`, `suite/claims/spec.py`; tests: `t
   code backs no claim; such a claim is pending, its evidence says "needs a re-run" and which runs
   lack the commit.
 - Measured claims use the latest stored run on matching hardware; arithmetic claims
-  (measured_by "arithmetic") are recomputed from their stated inputs. "ours" marks a page figure
+  (measured_by "arithmetic") are recomputed from their stated inputs. A benchmark claim is also
+  judged on each of its last 5 matching runs: where those verdicts disagree it is marked
+  **unsettled** (a figure on its band's edge), its status still the latest run's and its evidence
+  saying how the runs split. "ours" marks a page figure
   tested by our own timing (the hardware column says where).
 - A claim lives as plain data next to the technique that measures it
   (`suite/techniques/<technique>/claims.py`), or in `suite/claims/ledger_*.py` when nothing here
@@ -82,6 +85,11 @@ def _ours(row: dict) -> str:
     return "; ".join(p for p in parts if p)
 
 
+def _unsettled(row: dict) -> str:
+    """' (unsettled)' where the last matching runs' verdicts disagree."""
+    return " (unsettled)" if row.get("unsettled") else ""
+
+
 def counts(rows: list[dict]) -> dict[str, int]:
     c = Counter(r["status"] for r in rows)
     return {s: c.get(s, 0) for s in STATUSES}
@@ -96,7 +104,7 @@ def render_table(rows: list[dict]):
     for r in rows:
         s = r["status"]
         t.add_row(r["id"], f"{r['figure']} {r['unit']}", r["measured_by"], r["hardware"],
-                  f"[{style[s]}]{s}[/]" if s in style else s, _ours(r))
+                  (f"[{style[s]}]{s}[/]" if s in style else s) + _unsettled(r), _ours(r))
     return t
 
 
@@ -123,6 +131,10 @@ def render_markdown(rows: list[dict], sources: dict | None = None) -> str:
         out.append("")
     out += ["| status | claims |", "| --- | --- |"]
     out += [f"| {s} | {n} |" for s, n in counts(rows).items()]
+    unsettled = [r["id"] for r in rows if r.get("unsettled")]
+    if unsettled:
+        out += ["", "Unsettled (the band's verdicts on the last matching runs disagree; the status shown is the "
+                "latest run's): " + ", ".join(f"[{i}](#{i})" for i in unsettled)]
     unbacked = [r["id"] for r in rows if "needs a re-run" in (r["detail"] or "")]
     if unbacked:
         out += ["", "Claims whose only measurements come from runs without a commit (pending until re-run "
@@ -132,7 +144,7 @@ def render_markdown(rows: list[dict], sources: dict | None = None) -> str:
             "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         out.append(f"| [{r['id']}](#{r['id']}) | {_md(r['statement'])} | {_md(r['figure'])} {_md(r['unit'])} "
-                   f"| {r['measured_by']} | {_md(r['hardware'])} | **{r['status']}** | {_md(_ours(r))} |")
+                   f"| {r['measured_by']} | {_md(r['hardware'])} | **{r['status']}**{_unsettled(r)} | {_md(_ours(r))} |")
     out += ["", "## Details", ""]
     for r in rows:
         out += [f"### {r['id']}", "", f"> {r['statement']}", "",
@@ -144,7 +156,8 @@ def render_markdown(rows: list[dict], sources: dict | None = None) -> str:
                  + (f"; band {r['band']}" if r["band"] else "")) if r["check"] != "none" else
                 "- check: none in this suite" + (f" (a measurement would reproduce it at {r['band']})"
                                                  if r["band"] else ""),
-                f"- status: **{r['status']}**" + (f", value {_value(r)}" if r["value"] is not None else "")]
+                f"- status: **{r['status']}**{_unsettled(r)}" + (f", value {_value(r)}" if r["value"] is not None
+                                                                  else "")]
         if r["detail"]:
             out.append(f"- evidence: {r['detail']}")
         if r["analog"] is not None:

@@ -7,6 +7,9 @@ Status rule, per claim (suite/claims/spec.py has the band rule itself):
   no check here                -> pending (no benchmark in this suite measures it)
   check without stored result  -> pending; "needs a re-run" when only runs without a git commit have one
   otherwise                    -> the band judges the latest run's value on matching hardware
+A benchmark claim also carries its history: the band's verdict on each of the last HISTORY matching
+runs; where they disagree the claim is "unsettled" (its status is still the latest run's, and the
+evidence says how the runs split), so a figure on the band's edge does not read as settled.
 Only runs that record their git commit count, for the status and for the analog alike: a result
 that cannot be traced to the code that produced it backs no claim.
 """
@@ -38,6 +41,12 @@ class Verdict:
     projection: Projection | None = None
     analog: float | None = None  # our nearest measurement, when the claim's hardware is absent
     analog_detail: str = ""
+    history: list[dict] = field(default_factory=list)  # newest first: run_id, started_at, value, status
+
+    @property
+    def unsettled(self) -> bool:
+        """The band's verdicts on the last matching runs disagree."""
+        return len({h["status"] for h in self.history}) > 1
 
     def row(self) -> dict[str, Any]:
         """A flat, JSON-ready dict (the dashboard's and `kwatch claims --format json`'s row)."""
@@ -52,6 +61,7 @@ class Verdict:
             "detail": self.detail, "evidence": self.evidence,
             "projection": None if p is None else {**asdict(p), "label": "projection"},
             "analog": self.analog, "analog_unit": c.analog_unit, "analog_detail": self.analog_detail,
+            "history": self.history, "unsettled": self.unsettled,
         }
 
 
@@ -120,17 +130,28 @@ def latest_run_id(session: Session, technique: str, metric: str | None, impls: t
                   need: tuple[tuple[str, ...], ...] = (), committed: bool = True) -> str | None:
     """The most recent run with valid rows of technique (metric, impls, case) on matching hardware
     that holds, for each group in `need`, at least one of its implementations."""
+    ids = latest_run_ids(session, technique, metric, impls, case, runs_on, cpu_ok, need, committed, 1)
+    return ids[0] if ids else None
+
+
+def latest_run_ids(session: Session, technique: str, metric: str | None, impls: tuple[str, ...] | None,
+                   case: str | None, runs_on: tuple[str, ...], cpu_ok: bool,
+                   need: tuple[tuple[str, ...], ...] = (), committed: bool = True, limit: int = 1) -> list[str]:
+    """Up to `limit` such runs, newest first (see latest_run_id)."""
     q = _filtered(select(Run.id, Benchmark.impl).distinct(), technique, metric, impls, case, committed)
     if session.execute(q.limit(1)).first() is None:
-        return None
+        return []
+    out: list[str] = []
     for batch in _batches([r[0] for r in _runs_newest_first(session, runs_on, cpu_ok, committed)]):
         have: dict[str, set] = {}
         for run_id, impl in session.execute(q.where(Run.id.in_(batch))):
             have.setdefault(run_id, set()).add(impl)
         for run_id in batch:
             if run_id in have and all(have[run_id] & set(g) for g in need):
-                return run_id
-    return None
+                out.append(run_id)
+                if len(out) == limit:
+                    return out
+    return out
 
 
 def _rows(session: Session, technique: str, metric: str | None, impls: tuple[str, ...] | None,
@@ -157,13 +178,17 @@ def _pick(values: list[float], higher: bool, how: str) -> float:
     return best if how == "best" else worst
 
 
+def _need(sel: Selector) -> tuple[tuple[str, ...], ...]:
+    return (sel.impls(), sel.baselines()) if sel.baselines() else (sel.impls(),)
+
+
 def measure(session: Session, sel: Selector, runs_on: tuple[str, ...],
-            committed: bool = True) -> tuple[float, str, list[dict]] | None:
-    """The selector's value from the latest matching run: (value, detail, evidence) or None."""
+            committed: bool = True, run_id: str | None = None) -> tuple[float, str, list[dict]] | None:
+    """The selector's value from the latest matching run (or from run_id): (value, detail, evidence) or None."""
     impls = sel.impls() + sel.baselines()
-    need = (sel.impls(), sel.baselines()) if sel.baselines() else (sel.impls(),)
-    run_id = latest_run_id(session, sel.technique, sel.metric, impls, sel.case, runs_on, sel.cpu_ok, need,
-                           committed)
+    if run_id is None:
+        run_id = latest_run_id(session, sel.technique, sel.metric, impls, sel.case, runs_on, sel.cpu_ok,
+                               _need(sel), committed)
     if run_id is None:
         return None
     run = [r for r in _rows(session, sel.technique, sel.metric, impls, sel.case, run_id)
@@ -259,6 +284,36 @@ def _uncommitted(session: Session, chk, runs_on: tuple[str, ...], cpu_ok: bool |
             f"({got[1][:160]})")
 
 
+HISTORY = 5  # matching runs whose verdicts a benchmark claim's history holds
+
+
+def history(session: Session, c: Claim, limit: int = HISTORY) -> list[dict]:
+    """The band's verdict on each of the last `limit` matching runs of a Selector claim, newest first."""
+    sel = c.check
+    if not isinstance(sel, Selector) or c.band is None:
+        return []
+    starts = {r[0]: r[1] for r in _runs_newest_first(session, c.runs_on, sel.cpu_ok, True)}
+    out = []
+    for run_id in latest_run_ids(session, sel.technique, sel.metric, sel.impls() + sel.baselines(), sel.case,
+                                 c.runs_on, sel.cpu_ok, _need(sel), True, limit):
+        got = measure(session, sel, c.runs_on, True, run_id)
+        if got is not None:
+            out.append({"run_id": run_id, "started_at": str(starts.get(run_id)), "value": got[0],
+                        "status": judge(got[0], c.band)})
+    return out
+
+
+def _history_text(h: list[dict]) -> str:
+    """'; unsettled: ...' when the runs' verdicts disagree, else ''."""
+    if len({x["status"] for x in h}) < 2:
+        return ""
+    counts = ", ".join(f"{n} {st}" for st, n in sorted(
+        {st: sum(x["status"] == st for x in h) for st in {x["status"] for x in h}}.items()))
+    vals = [x["value"] for x in h]
+    return (f"; unsettled: the last {len(h)} matching runs split ({counts}; values {min(vals):.4g}-"
+            f"{max(vals):.4g}), the status is the latest's")
+
+
 # ---------------------------------------------------------------- the ledger
 def evaluate_claim(session: Session, c: Claim, seen: list[str]) -> Verdict:
     """One claim's verdict against the stored results (see the module docstring for the rule)."""
@@ -294,7 +349,8 @@ def evaluate_claim(session: Session, c: Claim, seen: list[str]) -> Verdict:
         return Verdict(c, PENDING, detail=f"no stored result yet: {what} on {hw}"
                        + _uncommitted(session, c.check, c.runs_on))
     value, detail, evidence = got
-    return Verdict(c, judge(value, c.band), value, detail, evidence)
+    h = history(session, c)
+    return Verdict(c, judge(value, c.band), value, detail + _history_text(h), evidence, history=h)
 
 
 def evaluate(session: Session, claims: list[Claim] | None = None) -> list[Verdict]:

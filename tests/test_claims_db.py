@@ -276,3 +276,32 @@ def test_a_later_run_of_some_implementations_keeps_the_others_latest_rows(db_url
     ingest_docs(factory, [("subset", only_cublas)])
     v = status_of(db_url, count)
     assert v.value == before and "later-cublas-only" in v.detail
+
+
+def test_a_claim_whose_last_runs_disagree_is_unsettled_until_five_agree(db_url):
+    """The status is the latest run's; the history marks the claim unsettled while the band's verdicts on
+    its last five matching runs differ, and the markdown ledger says so."""
+    from ci.claims_cli import render_markdown
+    from db.claims import HISTORY
+
+    factory = open_db(db_url)
+    ingest_docs(factory, [("h200", h200_doc())])
+    v = status_of(db_url, FP32_51)
+    assert v.status == REPRODUCED and not v.unsettled and [h["status"] for h in v.history] == [REPRODUCED]
+    ingest_docs(factory, [("slow", later(h200_doc(), "slow", 5, scale={("cublas_fp32", "tflops"): 0.6}))])
+    ingest_docs(factory, [("back", later(h200_doc(), "back", 10))])
+    v = status_of(db_url, FP32_51)
+    assert v.status == REPRODUCED and v.unsettled
+    assert [h["run_id"] for h in v.history][:2] == ["back", "slow"]
+    assert [h["status"] for h in v.history] == [REPRODUCED, CONTRADICTED, REPRODUCED]
+    assert "unsettled: the last 3 matching runs split (1 contradicted, 2 reproduced" in v.detail
+    md = render_markdown([v.row()])
+    assert "**reproduced** (unsettled)" in md and "Unsettled (" in md
+    # Runs on other hardware do not enter the history.
+    ingest_docs(factory, [("a100", later(h200_doc(), "a100", 12, gpu="NVIDIA A100-SXM4-80GB",
+                                         scale={("cublas_fp32", "tflops"): 0.3}))])
+    assert all(h["run_id"] != "a100" for h in status_of(db_url, FP32_51).history)
+    # Five agreeing runs on top push the disagreeing one out of the window.
+    ingest_docs(factory, [(f"r{i}", later(h200_doc(), f"r{i}", 14 + i)) for i in range(HISTORY - 1)])
+    v = status_of(db_url, FP32_51)
+    assert len(v.history) == HISTORY and not v.unsettled and "unsettled" not in v.detail

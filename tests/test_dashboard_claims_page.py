@@ -29,3 +29,23 @@ def test_first_columns_fit_1280(cpu_url, monkeypatch):  # noqa: F811
     config = json.loads(at.dataframe[0].proto.columns)
     widths = [config[c]["width"] for c in FIRST]
     assert all(isinstance(w, int) for w in widths) and sum(widths) <= MAIN_WIDTH_1280 - 10, widths
+
+
+def test_a_claim_whose_last_runs_disagree_reads_unsettled(tmp_path, monkeypatch):
+    """Three stored H200 runs (reproduced, contradicted, reproduced) of one claim: the page's status
+    column says 'reproduced (unsettled)'; with only the first run it says 'reproduced'."""
+    import suite.claims.registry as registry
+    from db.engine import open_db
+    from db.ingest import ingest_docs
+    from tests.test_claims_db import FP32_51, h200_doc, later
+
+    monkeypatch.setattr(registry, "all_claims", lambda: [FP32_51])
+    url = f"sqlite:///{tmp_path / 'kw.db'}"
+    factory = open_db(url)
+    ingest_docs(factory, [("h200", h200_doc())])
+    assert list(open_link(url, "claims", monkeypatch, {}).dataframe[0].value["status"]) == ["reproduced"]
+    ingest_docs(factory, [("slow", later(h200_doc(), "slow", 5, scale={("cublas_fp32", "tflops"): 0.6})),
+                          ("back", later(h200_doc(), "back", 10))])
+    df = open_link(url, "claims", monkeypatch, {}).dataframe[0].value
+    assert list(df["status"]) == ["reproduced (unsettled)"]
+    assert "unsettled: the last 3 matching runs split" in df["detail"].iloc[0]

@@ -2,6 +2,7 @@
 import logging
 import math
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -76,9 +77,12 @@ def measured(r) -> tuple:
 
 records = shown.to_dict("records")
 when_run = [measured(r) for r in records]
+unsettled = shown["unsettled"] if "unsettled" in shown else [False] * len(shown)
 table = pd.DataFrame({
     "claim": shown["statement"], "claimed": shown["figure"].astype(str) + " " + shown["unit"].astype(str),
-    "ours": [ours(r) for r in records], "status": shown["status"], "measured by": shown["measured_by"],
+    "ours": [ours(r) for r in records], "status": [f"{st_} (unsettled)" if isinstance(u, (bool, np.bool_)) and u else st_
+               for st_, u in zip(shown["status"], unsettled)],
+    "measured by": shown["measured_by"],
     "hardware": shown["hardware"], "band": shown["band"], "date": [w for w, _ in when_run],
     "run": [r for _, r in when_run], "source": shown["source"], "detail": shown["detail"],
     "our nearest measurement": [f"{a:.4g} ({d})" if isinstance(a, (int, float)) and a == a else ""
@@ -86,7 +90,8 @@ table = pd.DataFrame({
     "link": shown["url"], "id": shown["id"]})
 st.caption("'ours' is the value the claim's band judges, from the latest matching run (its date and run id "
            "beside it); where our hardware cannot run the claim it is a roofline projection from datasheet "
-           "rates, labelled as such. Hover a cell for its whole text.")
+           "rates, labelled as such. \"unsettled\": the band's verdicts on the claim's last five matching runs "
+           "disagree (the status is the latest run's). Hover a cell for its whole text.")
 # widths fit claim .. run in the page at 1280 px; source, detail and the rest follow to the right
 WIDTHS = {"claim": 160, "claimed": 70, "ours": 90, "status": 90, "measured by": 80, "hardware": 75, "band": 80,
           "date": 85, "run": 70}
