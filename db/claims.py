@@ -16,6 +16,7 @@ that cannot be traced to the code that produced it backs no claim.
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from datetime import timezone
 from typing import Any
@@ -287,16 +288,17 @@ def _uncommitted(session: Session, chk, runs_on: tuple[str, ...], cpu_ok: bool |
 HISTORY = 5  # matching runs whose verdicts a benchmark claim's history holds
 
 
-def history(session: Session, c: Claim, limit: int = HISTORY) -> list[dict]:
-    """The band's verdict on each of the last `limit` matching runs of a Selector claim, newest first."""
+def history(session: Session, c: Claim, latest: float, limit: int = HISTORY) -> list[dict]:
+    """The band's verdict on each of the last `limit` matching runs of a Selector claim, newest first;
+    `latest` is the value already measured on the newest of them (the claim's status)."""
     sel = c.check
     if not isinstance(sel, Selector) or c.band is None:
         return []
     starts = {r[0]: r[1] for r in _runs_newest_first(session, c.runs_on, sel.cpu_ok, True)}
     out = []
-    for run_id in latest_run_ids(session, sel.technique, sel.metric, sel.impls() + sel.baselines(), sel.case,
-                                 c.runs_on, sel.cpu_ok, _need(sel), True, limit):
-        got = measure(session, sel, c.runs_on, True, run_id)
+    for i, run_id in enumerate(latest_run_ids(session, sel.technique, sel.metric, sel.impls() + sel.baselines(),
+                                              sel.case, c.runs_on, sel.cpu_ok, _need(sel), True, limit)):
+        got = (latest,) if i == 0 else measure(session, sel, c.runs_on, True, run_id)
         if got is not None:
             out.append({"run_id": run_id, "started_at": str(starts.get(run_id)), "value": got[0],
                         "status": judge(got[0], c.band)})
@@ -305,10 +307,10 @@ def history(session: Session, c: Claim, limit: int = HISTORY) -> list[dict]:
 
 def _history_text(h: list[dict]) -> str:
     """'; unsettled: ...' when the runs' verdicts disagree, else ''."""
-    if len({x["status"] for x in h}) < 2:
+    split = Counter(x["status"] for x in h)
+    if len(split) < 2:
         return ""
-    counts = ", ".join(f"{n} {st}" for st, n in sorted(
-        {st: sum(x["status"] == st for x in h) for st in {x["status"] for x in h}}.items()))
+    counts = ", ".join(f"{n} {st}" for st, n in sorted(split.items()))
     vals = [x["value"] for x in h]
     return (f"; unsettled: the last {len(h)} matching runs split ({counts}; values {min(vals):.4g}-"
             f"{max(vals):.4g}), the status is the latest's")
@@ -349,7 +351,7 @@ def evaluate_claim(session: Session, c: Claim, seen: list[str]) -> Verdict:
         return Verdict(c, PENDING, detail=f"no stored result yet: {what} on {hw}"
                        + _uncommitted(session, c.check, c.runs_on))
     value, detail, evidence = got
-    h = history(session, c)
+    h = history(session, c, value)
     return Verdict(c, judge(value, c.band), value, detail + _history_text(h), evidence, history=h)
 
 

@@ -2,7 +2,6 @@
 import logging
 import math
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -77,11 +76,9 @@ def measured(r) -> tuple:
 
 records = shown.to_dict("records")
 when_run = [measured(r) for r in records]
-unsettled = shown["unsettled"] if "unsettled" in shown else [False] * len(shown)
 table = pd.DataFrame({
     "claim": shown["statement"], "claimed": shown["figure"].astype(str) + " " + shown["unit"].astype(str),
-    "ours": [ours(r) for r in records], "status": [f"{st_} (unsettled)" if isinstance(u, (bool, np.bool_)) and u else st_
-               for st_, u in zip(shown["status"], unsettled)],
+    "ours": [ours(r) for r in records], "status": [f"{st_} (unsettled)" if u else st_ for st_, u in zip(shown["status"], shown["unsettled"])],
     "measured by": shown["measured_by"],
     "hardware": shown["hardware"], "band": shown["band"], "date": [w for w, _ in when_run],
     "run": [r for _, r in when_run], "source": shown["source"], "detail": shown["detail"],

@@ -132,7 +132,7 @@ def pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_t
     """Pairs blk*BLOCK_N.. of gemv_pair_kernel (below), x already the input row. EARLY: pos (an input,
     never written in the step) loaded before the weights instead of in the epilogue."""
     p = blk * BLOCK_N + tl.arange(0, BLOCK_N)
-    if EARLY:
+    if EARLY and MODE == 1:
         pos = tl.load(pos_ptr)
     if MODE == 0:
         rows_a = p

@@ -37,7 +37,7 @@ def mlp_kernel(wgu_ptr, x_ptr, g_ptr, wd_ptr, out_ptr, eps, H: tl.constexpr, INT
 
 
 def mlp(out, wgu, x, gain, wd, transposed: bool = False, eps: float = 1e-5, rows: int = 16,
-        block_k: int = 1024, block_d: int = 512, num_warps: int = 4, evict: str = "", **_) -> None:
+        block_k: int = 1024, block_d: int = 512, num_warps: int = 4, evict: str = "") -> None:
     """out (H,) fp32 += W_d (silu(gate) * up), gate/up = rmsnorm(x) * gain @ wgu^T; wgu (2I, H) bf16,
     x (H,) fp32, gain (H,) bf16, wd (H, I) bf16 or, transposed, (I, H). out must hold the residual."""
     i2, hid = wgu.shape

@@ -71,7 +71,6 @@ MLP = (  # --mlp: gate/up, SwiGLU and down as one launch per layer (suite/lib/de
         {"rows": 8}, {"rows": 32}, {"block_d": 1024}, {"num_warps": 8}, {"block_k": 2048}, {"block_k": 512},
         {"rows": 8, "block_k": 2048}, {"rows": 32, "block_k": 2048}, {"rows": 32, "block_k": 2048, "num_warps": 8})),
 )
-MLP_MORE = MLP[:2]
 _NE = {**_T, "early": False}
 _EK = {**_T, "early_kv": True}
 EARLY = (_NE, _T, _EK, _NE, _T, _EK)  # --early: A/B/C of early loads (none, the GEMVs', + attention's), alternated
@@ -86,6 +85,11 @@ RETUNE = (  # --retune: per-kind programs and chunks again around the tuned step
 )
 _O2 = {**_T, "tune": {**_D2, "o_proj": {"block_k": 2048}}}
 O_AB = (_T, _O2) * 3  # --o-ab: the retune's best (O in one 2048-column chunk) against the tuned step, alternated
+# --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
+SETS = {
+    "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
+    "early": (EARLY, EARLY, EARLY[:2]), "retune": (RETUNE, RETUNE[:1], ()), "o_ab": (O_AB, O_AB, ()),
+}
 
 
 def step_fn(cfg: dict):
@@ -190,13 +194,9 @@ def launch_floor(n: int, programs: int = 528) -> float:
 
 def kind_bytes(kind: str, inp: dict) -> float:
     """Bytes the launches of one kind stream (weights, or the K/V caches for attention)."""
-    b = {"qkv": inp["wqkv"], "o_proj": inp["wo"], "gate_up": inp["wgu"], "down": inp["wd"], "head": inp["emb"],
-         "attention": None, "embed": None, "mlp": inp["wgu"]}[kind]
-    if kind == "mlp":
-        return float((inp["wgu"].numel() + inp["wd"].numel()) * 2)
-    if kind == "attention":
-        return 2.0 * inp["k_cache"].numel() * inp["k_cache"].element_size()
-    return 0.0 if b is None else float(b.numel() * b.element_size())
+    ws = {"qkv": ("wqkv",), "o_proj": ("wo",), "gate_up": ("wgu",), "down": ("wd",), "head": ("emb",),
+          "mlp": ("wgu", "wd"), "attention": ("k_cache", "v_cache"), "embed": ()}[kind]
+    return float(sum(inp[w].numel() * inp[w].element_size() for w in ws))
 
 
 def breakdown(out, inputs: dict, cfg: dict, ceiling: float) -> list[dict]:
@@ -287,18 +287,13 @@ def main() -> None:
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--params", default="{}", help="JSON: params over Llama-3.2-1B's (a dry run's tiny shape)")
     ap.add_argument("--configs", type=int, nargs="*", default=[], help="indices into CONFIGS (default: all)")
-    ap.add_argument("--final", action="store_true", help="FINAL's configurations only, no breakdown")
-    ap.add_argument("--dataflow", action="store_true", help="DATAFLOW's configurations only, no breakdown")
-    ap.add_argument("--mlp", action="store_true", help="MLP's configurations, breakdown of its first two")
-    ap.add_argument("--early", action="store_true", help="EARLY's configurations, breakdown of its first two")
-    ap.add_argument("--retune", action="store_true", help="RETUNE's configurations, no breakdown")
-    ap.add_argument("--o-ab", action="store_true", help="O_AB's configurations (also at --more-kv), no breakdown")
+    for name in SETS:
+        ap.add_argument(f"--{name.replace('_', '-')}", dest="set", action="store_const", const=name,
+                        help=f"{name.upper()}'s configurations (see SETS) instead of CONFIGS")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    configs = (FINAL if args.final else DATAFLOW if args.dataflow else MLP if args.mlp else EARLY if args.early else
-               RETUNE if args.retune else O_AB if args.o_ab else [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS)
-    more = (DATAFLOW_MORE if args.dataflow else MLP_MORE if args.mlp else EARLY if args.early else
-            RETUNE[:1] if args.retune else O_AB if args.o_ab else MORE)
+    default = ([CONFIGS[i] for i in args.configs] if args.configs else CONFIGS, MORE, (CONFIGS[0], CONFIGS[3]))
+    configs, more, broken_down = SETS[args.set] if args.set else default
     if args.warm:
         warm([(c, args.kv) for c in configs] + [(c, k) for k in args.more_kv for c in more], args.warm,
              args.budget_s / 2)
@@ -308,24 +303,21 @@ def main() -> None:
     ceiling = copy_gbps(args.device) if args.device == "cuda" else 1.0
     rows, inputs = sweep(params, configs, t0, args.budget_s, ceiling)
     parts = []
-    if args.final:
-        args.more_kv, args.budget_s = [], 0  # the launch floor only: no breakdown, no more KV
-    skip_breakdown = args.dataflow or args.retune or args.o_ab
     try:
         n = 5 * 16 + 1
         parts.append({"kind": "empty_launch_chain", "launches": n, "median_ms": launch_floor(n)})
         print(json.dumps(parts[-1]), flush=True)
     except Exception as exc:
         parts.append({"kind": "empty_launch_chain", "error": f"{type(exc).__name__}: {exc}"[:500]})
-    for cfg in MLP[:2] if args.mlp else EARLY[:2] if args.early else (CONFIGS[0], CONFIGS[3]):
-        if skip_breakdown or time.perf_counter() - t0 > args.budget_s:
+    for cfg in broken_down:
+        if time.perf_counter() - t0 > args.budget_s:
             break
         try:
             parts += breakdown(empty_output({**DEV["params"], **params}, args.device), inputs, cfg, ceiling)
         except Exception as exc:
             parts.append({"config": cfg, "error": f"{type(exc).__name__}: {exc}"[:500]})
     del inputs
-    for kv in args.more_kv:
+    for kv in args.more_kv if more else ():
         rows += sweep({"kv": kv}, more, t0, args.budget_s, ceiling)[0]
     name = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
     doc = {"kv": args.kv, "breakdown": parts, "copy_gbps": ceiling, "device": name, "torch": torch.__version__,
