@@ -127,6 +127,45 @@ def test_early_kv_loads_ignore_whatever_the_slots_past_pos_hold(pos):
     assert torch.equal(outs[0], outs[1]) and torch.equal(outs[1], outs[2])
 
 
+@pytest.mark.parametrize("S,pos,block_s,max_split", [(70, 69, 32, 64), (70, 40, 32, 64), (200, 100, 16, 4),
+                                                     (200, 0, 32, 64)])
+def test_attention_with_its_first_tile_loaded_before_the_wait_is_bit_identical(S, pos, block_s, max_split):
+    """pre: each split's first tile of the slots before pos is loaded before the wait for the previous
+    launch and slot pos patched in after it; with several tiles a split (max_split 4) and pos inside,
+    at the start of or past a split's first tile, and NaN / inf past pos, the output is the same bits."""
+    hq, hkv, D = 8, 2, 16
+    g = torch.Generator().manual_seed(S * pos + block_s)
+    q = torch.randn(hq * D, generator=g)
+    kc = torch.randn(hkv, S, D, generator=g).to(torch.bfloat16)
+    vc = torch.randn(hkv, S, D, generator=g).to(torch.bfloat16)
+    attn = DecodeAttention(hq, hkv, S, D, "cpu", block_s=block_s, mma=True, max_split=max_split)
+    assert attn.nsplit > 1 and (max_split > 4 or attn.chunk > block_s)
+    outs = []
+    for pre, junk in ((False, False), (True, False), (True, True)):
+        k, v = kc.clone(), vc.clone()
+        if junk:
+            k[:, pos + 1:], v[:, pos + 1:] = float("nan"), float("inf")
+        outs.append(torch.full((hq * D,), float("nan")))
+        attn(outs[-1], q, k, v, torch.tensor([pos]), pre=pre, pdl=pre)
+    assert torch.isfinite(outs[0]).all()
+    assert torch.equal(outs[0], outs[1]) and torch.equal(outs[1], outs[2])
+    assert rel_err(outs[1], _attention(q, kc, vc, pos, hq)) < 1e-2  # q and p rounded to bf16
+
+
+@pytest.mark.parametrize("kinds", [("attention",), ("attention", "o_proj"), ("qkv", "attention", "o_proj",
+                                                                         "gate_up", "down", "head")])
+def test_launches_started_early_by_kind_leave_the_step_bit_identical(kinds):
+    """pdl_kinds (per-kind programmatic dependent launch, attention's first tile before its wait):
+    on the CPU griddepcontrol is off, but the pre-loaded attention path runs and must give the same
+    logits and K/V cache as the step without it."""
+    want, base = torch.full((P["vocab"],), float("nan")), R.make_inputs(P, 7, "cpu")
+    fused(want, **base, mma_attention=True, fuse_embed=True)
+    out, inp = torch.full((P["vocab"],), float("nan")), R.make_inputs(P, 7, "cpu")
+    fused(out, **inp, mma_attention=True, fuse_embed=True, pdl_kinds=kinds)
+    assert torch.equal(out, want)
+    assert torch.equal(inp["k_cache"], base["k_cache"]) and torch.equal(inp["v_cache"], base["v_cache"])
+
+
 def test_greedy_tokens_agree_with_the_oracle_over_consecutive_steps():
     g = greedy(fused, P, seed=3, device="cpu", steps=4)
     assert g["matches"] == g["steps"] == 4 and g["first_mismatch"] is None

@@ -22,8 +22,10 @@ import json, triton
 from triton.backends.compiler import GPUTarget
 from suite.lib import decode_attention as A, decode_gemv as G
 
-def ptx(fn, sig, const):
-    src = triton.compiler.ASTSource(fn=fn, signature={**sig, **{k: "constexpr" for k in const}}, constexprs=const)
+def ptx(fn, sig, const, div=()):
+    attrs = {(i,): [["tt.divisibility", 16]] for i in div}  # as a launch specialises 16-aligned arguments
+    src = triton.compiler.ASTSource(fn=fn, signature={**sig, **{k: "constexpr" for k in const}}, constexprs=const,
+                                    attrs=attrs)
     return triton.compile(src, target=GPUTarget("cuda", 90, 32)).asm["ptx"]
 
 def marks(text):
@@ -42,6 +44,12 @@ sig = {"q_ptr": "*fp32", "kc_ptr": "*bf16", "vc_ptr": "*bf16", "pos_ptr": "*i64"
 out["attention"] = marks(ptx(A.decode_attn_mma_kernel, sig, {"G": 4, "D": 64, "CHUNK": 64, "BLOCK_S": 64,
                                                              "NSPLIT": 16, "PDL": False, "UPCAST": False, "PF": 1,
                                                              "EARLY": False}))
+lines = ptx(A.decode_attn_mma_kernel, sig, {"G": 4, "D": 64, "CHUNK": 64, "BLOCK_S": 64, "NSPLIT": 16, "PDL": True,
+                                           "UPCAST": False, "PF": 0, "EARLY": False, "PRE": True, "TRIG": True},
+            div=(0, 1, 2, 3, 4, 5, 6, 7, 8)).splitlines()
+at = lambda key: [i for i, l in enumerate(lines) if key in l]
+out["attention_pre"] = {"trig": at("griddepcontrol.launch_dependents"), "wait": at("griddepcontrol.wait"),
+                        "v4": at("ld.global.v4")}
 from suite.lib.decode_persistent import decode_persistent_kernel
 sig = {n: "*bf16" for n in ("emb", "wqkv", "wo", "wgu", "wd", "ln1", "ln2", "lnf", "kc", "vc")}
 sig.update({n: "*fp32" for n in ("logits", "hs", "q", "att", "act", "part_o", "part_ml")})
@@ -79,6 +87,16 @@ def test_gemv_carries_prefetch_requests_only_when_asked(marks):
 
 def test_attention_carries_prefetch_requests(marks):
     assert marks["attention"] == ["prefetch.global.L2::evict_last"]
+
+
+def test_attention_started_early_loads_its_first_tile_before_it_waits(marks):
+    """PRE + TRIG (per-kind PDL): the next launch is let go first, then the split's K and V tile (16 KB in
+    16-byte loads: 8 a thread) is loaded, then the kernel waits for the QKV launch; q and slot pos after."""
+    a = marks["attention_pre"]
+    assert len(a["trig"]) == 1 and len(a["wait"]) == 1
+    before = [i for i in a["v4"] if a["trig"][0] < i < a["wait"][0]]
+    assert len(before) == 8
+    assert any(i > a["wait"][0] for i in a["v4"])
 
 
 def test_persistent_step_has_grid_barriers_and_prefetches(marks):

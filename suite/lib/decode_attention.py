@@ -82,28 +82,76 @@ def decode_attn_mma_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, coun
                            pf_ptr, pf_lines,
                            G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
                            NSPLIT: tl.constexpr, PDL: tl.constexpr, UPCAST: tl.constexpr, PF: tl.constexpr,
-                           EARLY: tl.constexpr):
-    """The same split and merge with both products on tensor cores (attn_mma_item)."""
+                           EARLY: tl.constexpr, PRE: tl.constexpr = False, TRIG: tl.constexpr = False):
+    """The same split and merge with both products on tensor cores (attn_mma_item). TRIG: let the next
+    launch start now (griddepcontrol), not after this one's wait. PRE: the split's first tile of the
+    cache slots before pos loaded before the wait (no launch writes them in the step)."""
     hk = tl.program_id(0)
     sp = tl.program_id(1)
+    if TRIG:
+        tl.extra.cuda.gdc_launch_dependents()
     prefetch_l2(pf_ptr, pf_lines, hk * NSPLIT + sp, tl.num_programs(0) * NSPLIT, PF)
-    _wait(PDL)
-    _launch_next(PDL)
+    if not PRE:
+        _wait(PDL)
+        if not TRIG:
+            _launch_next(PDL)
     attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale, hk, sp,
-                  G, D, CHUNK, BLOCK_S, NSPLIT, UPCAST, EARLY)
+                  G, D, CHUNK, BLOCK_S, NSPLIT, UPCAST, EARLY, PRE=PRE, PDL=PDL)
+
+
+@triton.jit
+def _kv_tile(kc_ptr, vc_ptr, base, s, d, mask, D: tl.constexpr):
+    """K^T (D, BLOCK_S) and V (BLOCK_S, D) of cache slots s (bf16), zero where not mask."""
+    kt = tl.load(kc_ptr + base + s[None, :] * D + d[:, None], mask=mask[None, :], other=0.0)
+    v = tl.load(vc_ptr + base + s[:, None] * D + d[None, :], mask=mask[:, None], other=0.0)
+    return kt, v
+
+
+@triton.jit
+def _attn_tile(q, kt, v, valid, m, lsum, acc, UPCAST: tl.constexpr):
+    """One tile of the online softmax: scores q kt (16, BLOCK_S) masked by valid, then p v into acc."""
+    if UPCAST:
+        sc = tl.dot(q, kt.to(tl.float32), input_precision="ieee")
+    else:
+        sc = tl.dot(q, kt)
+    sc = tl.where(valid[None, :], sc, float("-inf"))
+    m_new = tl.maximum(m, tl.max(sc, 1))
+    m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+    alpha = tl.math.exp2(m - m_safe)
+    p = tl.math.exp2(sc - m_safe[:, None])
+    lsum = lsum * alpha + tl.sum(p, 1)
+    if UPCAST:
+        acc = acc * alpha[:, None] + tl.dot(round_bf16(p), v.to(tl.float32), input_precision="ieee")
+    else:
+        acc = acc * alpha[:, None] + tl.dot(p.to(tl.bfloat16), v)
+    return m_new, lsum, acc
 
 
 @triton.jit
 def attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale, hk, sp,
                   G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
-                  NSPLIT: tl.constexpr, UPCAST: tl.constexpr, EARLY: tl.constexpr = False):
+                  NSPLIT: tl.constexpr, UPCAST: tl.constexpr, EARLY: tl.constexpr = False,
+                  PRE: tl.constexpr = False, PDL: tl.constexpr = 0):
     """KV head hk, split sp: both products on tensor cores, the G query rows padded to 16 (an MMA
     tile's least M), q and p rounded to bf16 as flash attention does; the head's last split merges.
     EARLY: K and V loaded masked by S only, so their loads do not wait for pos's; slots past pos are
-    then zeroed (V) and their scores set to -inf, so whatever they hold (NaN included) is not used."""
+    then zeroed (V) and their scores set to -inf, so whatever they hold (NaN included) is not used.
+    PRE: the first tile's slots before pos loaded before _wait(PDL) (the previous launch writes only
+    slot pos, read after the wait), so the cache streams while that launch drains."""
     g = tl.arange(0, 16)
     d = tl.arange(0, D)
     pos = tl.load(pos_ptr)
+    base = hk * S * D
+    first = sp * CHUNK
+    if PRE:
+        s = first + tl.arange(0, BLOCK_S)
+        kt0, v0 = _kv_tile(kc_ptr, vc_ptr, base, s, d, s < pos, D)
+        _wait(PDL)
+        has = (pos >= first) & (pos < first + BLOCK_S)
+        knew = tl.load(kc_ptr + base + pos * D + d, mask=has & (d < D), other=0.0)
+        vnew = tl.load(vc_ptr + base + pos * D + d, mask=has & (d < D), other=0.0)
+        kt0 = tl.where((s == pos)[None, :], knew[:, None], kt0)
+        v0 = tl.where((s == pos)[:, None], vnew[None, :], v0)
     q = tl.load(q_ptr + (hk * G + g)[:, None] * D + d[None, :], mask=(g < G)[:, None], other=0.0) * qk_scale
     if UPCAST:  # the interpreter's bf16 dot is wrong; bf16 products are exact in fp32
         q = round_bf16(q)
@@ -112,33 +160,18 @@ def attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, ou
     m = tl.full([16], float("-inf"), tl.float32)
     lsum = tl.zeros([16], tl.float32)
     acc = tl.zeros([16, D], tl.float32)
-    base = hk * S * D
-    for s0 in tl.range(sp * CHUNK, sp * CHUNK + CHUNK, BLOCK_S):
+    if PRE:
+        m, lsum, acc = _attn_tile(q, kt0, v0, s <= pos, m, lsum, acc, UPCAST)
+        first += BLOCK_S
+    for s0 in tl.range(first, sp * CHUNK + CHUNK, BLOCK_S):
         s = s0 + tl.arange(0, BLOCK_S)
         valid = s <= pos
         if EARLY:
-            inb = s < S
-            kt = tl.load(kc_ptr + base + s[None, :] * D + d[:, None], mask=inb[None, :], other=0.0)  # (D, BLOCK_S)
-            v = tl.load(vc_ptr + base + s[:, None] * D + d[None, :], mask=inb[:, None], other=0.0)  # (BLOCK_S, D)
+            kt, v = _kv_tile(kc_ptr, vc_ptr, base, s, d, s < S, D)
             v = tl.where(valid[:, None], v, 0.0)  # scores past pos are masked below
         else:
-            kt = tl.load(kc_ptr + base + s[None, :] * D + d[:, None], mask=valid[None, :], other=0.0)
-            v = tl.load(vc_ptr + base + s[:, None] * D + d[None, :], mask=valid[:, None], other=0.0)
-        if UPCAST:
-            sc = tl.dot(q, kt.to(tl.float32), input_precision="ieee")
-        else:
-            sc = tl.dot(q, kt)
-        sc = tl.where(valid[None, :], sc, float("-inf"))
-        m_new = tl.maximum(m, tl.max(sc, 1))
-        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = tl.math.exp2(m - m_safe)
-        p = tl.math.exp2(sc - m_safe[:, None])
-        lsum = lsum * alpha + tl.sum(p, 1)
-        if UPCAST:
-            acc = acc * alpha[:, None] + tl.dot(round_bf16(p), v.to(tl.float32), input_precision="ieee")
-        else:
-            acc = acc * alpha[:, None] + tl.dot(p.to(tl.bfloat16), v)
-        m = m_new
+            kt, v = _kv_tile(kc_ptr, vc_ptr, base, s, d, valid, D)
+        m, lsum, acc = _attn_tile(q, kt, v, valid, m, lsum, acc, UPCAST)
     _store_and_merge(acc, m, lsum, g, d, g < G, hk, sp, part_o, part_ml, count_ptr, out_ptr, G, D, NSPLIT)
 
 
@@ -172,16 +205,22 @@ class DecodeAttention:
         self.pdl = pdl and not interpreting()
         self.num_warps = num_warps
 
-    def __call__(self, out, q, kc, vc, pos, pf=None, pf_policy: int = PF_EVICT_LAST, early: bool = False) -> None:
+    def __call__(self, out, q, kc, vc, pos, pf=None, pf_policy: int = PF_EVICT_LAST, early: bool = False,
+                 pdl: bool | None = None, trig: bool = False, pre: bool = False) -> None:
         """out (Hq*D,) fp32 <- softmax(q k^T / sqrt(D)) v over cache slots 0..pos; q (Hq*D,) fp32,
         kc, vc (Hkv, S, D) bf16, pos (1,) int64; pf: a bf16 tensor to ask the L2 for, or None; early:
-        the tensor-core kernel's K/V loads issued without waiting for pos."""
+        the tensor-core kernel's K/V loads issued without waiting for pos. pdl: this launch's PDL (None:
+        the instance's); trig: the next launch may start at once; pre: the cache's first tile before
+        pos loaded before the wait (tensor-core kernel)."""
+        pdl = self.pdl if pdl is None else pdl and not interpreting()
         pf_t, pf_lines, pf_mode = prefetch_args(pf, pf_policy)
         scale = math.log2(math.e) / math.sqrt(self.d)
-        kernel, extra = ((decode_attn_mma_kernel, {"UPCAST": interpreting(), "EARLY": early}) if self.mma
+        assert self.mma or not (trig or pre), "trig / pre: the tensor-core kernel only"
+        kernel, extra = ((decode_attn_mma_kernel, {"UPCAST": interpreting(), "EARLY": early, "PRE": pre,
+                                                   "TRIG": trig and not interpreting()}) if self.mma
                          else (decode_attn_kernel, {}))
         kernel[(self.hkv, self.nsplit)](
             q, kc, vc, pos, self.part_o, self.part_ml, self.count, out, self.S, scale,
             pf_t if pf_mode else kc, pf_lines, PF=pf_mode, G=self.g, D=self.d, CHUNK=self.chunk,
             BLOCK_S=self.block_s, NSPLIT=self.nsplit,
-            PDL=self.pdl, num_warps=self.num_warps, **extra, **({"launch_pdl": True} if self.pdl else {}))
+            PDL=pdl, num_warps=self.num_warps, **extra, **({"launch_pdl": True} if pdl else {}))

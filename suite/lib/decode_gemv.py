@@ -53,10 +53,11 @@ def _launch_next(PDL: tl.constexpr):
 @triton.jit
 def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.constexpr,
               BLOCK_K: tl.constexpr, TWO: tl.constexpr, NORM: tl.constexpr, PDL: tl.constexpr,
-              EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0):
+              EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0, TRIG: tl.constexpr = False):
     """(W[rows_a] x, W[rows_b] x or 0, sum x^2) with x *= gain under NORM; fp32. EVICT: the weight
     loads' L2 eviction policy ("" or "evict_first": read once, so they need not displace prefetches).
-    The first BLOCK_K columns are loaded before the wait (_wait); with PDL 3 the rest are asked of the L2."""
+    The first BLOCK_K columns are loaded before the wait (_wait); with PDL 3 the rest are asked of the L2.
+    TRIG: the kernel let the next launch start already (no second griddepcontrol signal here)."""
     cols = tl.arange(0, BLOCK_K)
     wa = tl.load(w_ptr + rows_a[:, None] * K + cols[None, :], eviction_policy=EVICT)
     if TWO:
@@ -68,7 +69,8 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
         if TWO:
             _ask_l2_rest(w_ptr, rows_b, K, BLOCK_K)
     _wait(PDL, sync_ptr, stage, target)
-    _launch_next(PDL)
+    if not TRIG:
+        _launch_next(PDL)
     acc_a = tl.zeros([BLOCK_N], tl.float32)
     acc_b = tl.zeros([BLOCK_N], tl.float32)
     ssq = tl.zeros([BLOCK_K], tl.float32)
@@ -91,7 +93,8 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
 @triton.jit
 def gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, blk, K: tl.constexpr, NORM: tl.constexpr,
               RES: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr,
-              EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0, EARLY: tl.constexpr = False):
+              EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0, EARLY: tl.constexpr = False,
+              TRIG: tl.constexpr = False):
     """Rows blk*BLOCK_N.. of out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n]).
     EARLY (only where nothing is waited for in the launch): res loaded before the weights, so its L2
     round trip is not added to the program's tail."""
@@ -100,7 +103,7 @@ def gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, blk, K: tl.constexpr, 
     if RES and EARLY:
         res = tl.load(res_ptr + rows)
     y, _, ssq = _rows_dot(w_ptr, rows, rows, x_ptr, g_ptr, K, BLOCK_N, BLOCK_K, False, NORM, PDL, EVICT,
-                          sync_ptr, stage, target)
+                          sync_ptr, stage, target, TRIG=TRIG)
     if NORM:
         y = y * tl.math.rsqrt(ssq / K + eps)
     if RES:
@@ -114,12 +117,16 @@ def gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, blk, K: tl.constexpr, 
 @triton.jit
 def gemv_kernel(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, out2_ptr, N, eps, pf_ptr, pf_lines, K: tl.constexpr,
                 NORM: tl.constexpr, RES: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                PDL: tl.constexpr, PF: tl.constexpr, EVICT: tl.constexpr, DUP: tl.constexpr, EARLY: tl.constexpr):
+                PDL: tl.constexpr, PF: tl.constexpr, EVICT: tl.constexpr, DUP: tl.constexpr, EARLY: tl.constexpr,
+                TRIG: tl.constexpr = False):
     """out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n]); N a multiple of BLOCK_N.
-    DUP: the same rows also written to out2 (the start of a sum others add into with atomics)."""
+    DUP: the same rows also written to out2 (the start of a sum others add into with atomics).
+    TRIG: the next launch (launched with PDL) may start at once, not after this one's wait."""
+    if TRIG:
+        tl.extra.cuda.gdc_launch_dependents()
     prefetch_l2(pf_ptr, pf_lines, tl.program_id(0), tl.num_programs(0), PF)
     y = gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, tl.program_id(0), K, NORM, RES, BLOCK_N, BLOCK_K,
-                  PDL, EVICT, EARLY=EARLY)
+                  PDL, EVICT, EARLY=EARLY, TRIG=TRIG)
     if DUP:
         tl.store(out2_ptr + tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N), y)
 
@@ -128,7 +135,8 @@ def gemv_kernel(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, out2_ptr, N, eps, pf_ptr,
 def pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_theta, blk,
               K: tl.constexpr, MODE: tl.constexpr, HALF: tl.constexpr, HQ: tl.constexpr, HKV: tl.constexpr, S,
               NPAIR: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr,
-              EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0, EARLY: tl.constexpr = False):
+              EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0, EARLY: tl.constexpr = False,
+              TRIG: tl.constexpr = False):
     """Pairs blk*BLOCK_N.. of gemv_pair_kernel (below), x already the input row. EARLY: pos (an input,
     never written in the step) loaded before the weights instead of in the epilogue."""
     p = blk * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -141,7 +149,7 @@ def pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_t
         rows_a = (p // HALF) * (2 * HALF) + p % HALF
         rows_b = rows_a + HALF
     a, b, ssq = _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K, BLOCK_N, BLOCK_K, True, True, PDL, EVICT,
-                            sync_ptr, stage, target)
+                            sync_ptr, stage, target, TRIG=TRIG)
     rstd = tl.math.rsqrt(ssq / K + eps)
     a = a * rstd
     b = b * rstd
@@ -188,18 +196,21 @@ def gemv_pair_kernel(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps,
                      K: tl.constexpr, MODE: tl.constexpr, HALF: tl.constexpr, HQ: tl.constexpr,
                      HKV: tl.constexpr, S, NPAIR: tl.constexpr,
                      BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr, PF: tl.constexpr,
-                     EVICT: tl.constexpr, EMB: tl.constexpr, EARLY: tl.constexpr):
+                     EVICT: tl.constexpr, EMB: tl.constexpr, EARLY: tl.constexpr, TRIG: tl.constexpr = False):
     """Two rows per output pair p, with the input RMSNorm fused.
     SWIGLU: rows p and p + NPAIR; out[p] = silu(a) * b.
     QKV_ROPE: head h = p // HALF, j = p % HALF, rows h*2*HALF + j and + HALF (the two halves RoPE
     rotates together); q heads (h < HQ) rotated into out (HQ*2*HALF,), k heads rotated and v heads
     as they are into slot pos of the caches kc, vc (HKV, S, 2*HALF) bf16.
-    EMB: x is row tok of the table at x_ptr (bf16), and program 0 also writes it to x_out in fp32."""
+    EMB: x is row tok of the table at x_ptr (bf16), and program 0 also writes it to x_out in fp32.
+    TRIG: the next launch (launched with PDL) may start at once."""
+    if TRIG:
+        tl.extra.cuda.gdc_launch_dependents()
     prefetch_l2(pf_ptr, pf_lines, tl.program_id(0), tl.num_programs(0), PF)
     if EMB:
         x_ptr = embed_row(x_ptr, tok_ptr, x_out, tl.program_id(0) == 0, K, BLOCK_K)
     pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_theta, tl.program_id(0), K, MODE,
-              HALF, HQ, HKV, S, NPAIR, BLOCK_N, BLOCK_K, PDL, EVICT, EARLY=EARLY)
+              HALF, HQ, HKV, S, NPAIR, BLOCK_N, BLOCK_K, PDL, EVICT, EARLY=EARLY, TRIG=TRIG)
 
 
 def block_n(n_out: int, target_programs: int = 264) -> int:
@@ -221,10 +232,11 @@ def launch_opts(pdl: bool) -> dict:
 
 def gemv(out, w, x, gain=None, res=None, eps: float = 1e-5, block_k: int = 1024, pdl: bool = False,
          num_warps: int = 4, target_programs: int = 264, pf=None, pf_policy: int = PF_EVICT_LAST,
-         evict: str = "", out2=None, early: bool = True) -> None:
+         evict: str = "", out2=None, early: bool = True, trig: bool = False) -> None:
     """out (N,) fp32 = [rmsnorm(x) * gain] W^T (+ res); w (N,K) bf16, x (K,) fp32, gain (K,) bf16;
     pf: a contiguous bf16 tensor to ask the L2 for (or None); out2 (N,) fp32: a second copy of out;
-    early: res loaded before the weights (not with PDL, whose wait comes after the first loads)."""
+    early: res loaded before the weights (not with PDL, whose wait comes after the first loads);
+    trig: the next launch, launched with PDL, may start as soon as this one does."""
     n, k = w.shape
     bk = min(block_k, k)
     bn = block_n(n, target_programs)
@@ -234,17 +246,18 @@ def gemv(out, w, x, gain=None, res=None, eps: float = 1e-5, block_k: int = 1024,
                             NORM=gain is not None,
                             RES=res is not None, BLOCK_N=bn, BLOCK_K=bk, PDL=pdl and not interpreting(),
                             PF=pf_mode, EVICT=evict, DUP=out2 is not None, EARLY=early and not pdl,
-                            num_warps=num_warps,
+                            TRIG=trig and not interpreting(), num_warps=num_warps,
                             **launch_opts(pdl))
 
 
 def gemv_pair(out, w, x, gain, mode: int, kc=None, vc=None, pos=None, heads=(0, 0), head_dim=2,
               eps: float = 1e-5, theta: float = 500000.0, block_k: int = 1024, pdl: bool = False,
               num_warps: int = 4, target_programs: int = 264, pf=None, pf_policy: int = PF_EVICT_LAST,
-              evict: str = "", tok=None, x_out=None, early: bool = True) -> None:
+              evict: str = "", tok=None, x_out=None, early: bool = True, trig: bool = False) -> None:
     """SWIGLU: out (N/2,) fp32 from w (N, K) = [gate; up]. QKV_ROPE: out (Hq*D,) fp32 q, K/V written to
     kc, vc (Hkv, S, D) bf16 at pos (1,) int64; w ((Hq+2Hkv)*D, K). x (K,) fp32, gain (K,) bf16; or, with
-    tok (1,) int64, x (V, K) bf16 a table whose row tok is the input, copied to x_out (K,) fp32."""
+    tok (1,) int64, x (V, K) bf16 a table whose row tok is the input, copied to x_out (K,) fp32.
+    trig: the next launch, launched with PDL, may start as soon as this one does."""
     n2, k = w.shape
     npair = n2 // 2
     bk = min(block_k, k)
@@ -258,4 +271,4 @@ def gemv_pair(out, w, x, gain, mode: int, kc=None, vc=None, pos=None, heads=(0, 
         tok if tok is not None else out, x_out if x_out is not None else out,
         K=k, MODE=mode, HALF=head_dim // 2, HQ=hq, HKV=hkv, S=S, NPAIR=npair, BLOCK_N=bn, BLOCK_K=bk,
         PDL=pdl and not interpreting(), PF=pf_mode, EVICT=evict, EMB=tok is not None, EARLY=early,
-        num_warps=num_warps, **launch_opts(pdl))
+        TRIG=trig and not interpreting(), num_warps=num_warps, **launch_opts(pdl))

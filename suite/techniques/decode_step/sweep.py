@@ -85,10 +85,18 @@ RETUNE = (  # --retune: per-kind programs and chunks again around the tuned step
 )
 _O2 = {**_T, "tune": {**_D2, "o_proj": {"block_k": 2048}}}
 O_AB = (_T, _O2) * 3  # --o-ab: the retune's best (O in one 2048-column chunk) against the tuned step, alternated
+_ALL = ("qkv", "attention", "o_proj", "gate_up", "down", "head")
+PDL_KINDS = (  # --pdl-kinds: programmatic dependent launch for some launch kinds only, around the tuned step
+    _O2, *({**_O2, "pdl_kinds": k} for k in (("attention",), ("attention", "o_proj"), ("o_proj",),
+                                             ("attention", "o_proj", "gate_up"), ("qkv", "attention", "o_proj"),
+                                             _ALL)),
+    {**_O2, "pdl_kinds": ("attention",), "attn_pre": False}, _O2, {**_O2, "pdl_kinds": ("attention", "o_proj")},
+)
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
     "early": (EARLY, EARLY, EARLY[:2]), "retune": (RETUNE, RETUNE[:1], ()), "o_ab": (O_AB, O_AB, ()),
+    "pdl_kinds": (PDL_KINDS, PDL_KINDS[:4], PDL_KINDS[:3]),
 }
 
 

@@ -17,7 +17,10 @@ launch per layer (suite/lib/decode_mlp.py: down's partial sums added into the re
 the O launch writing the residual there first); wd_t: the down weights transposed, (L, I, H), for it;
 tune["mlp"] its rows, block_k, block_d, num_warps. early: the GEMVs' loads that do not depend on the
 weights (the residual, pos) issued before them, not in the epilogue; early_kv: attention's K/V loads
-issued without waiting for pos (both bit-identical; H200 A/B in docs/decode_step.md).
+issued without waiting for pos (both bit-identical; H200 A/B in docs/decode_step.md). pdl_kinds: the
+launch kinds started with PDL (pdl=True: all of them): the launch before each lets it start at once
+(griddepcontrol), and it loads what no earlier launch of the step writes (its first weight chunk;
+attention, with attn_pre, its first tile of the cache slots before pos) before it waits.
 Defaults from the H200 sweep at KV 1024 (docs/data/h200_decode_step_sweep_*.json)."""
 from __future__ import annotations
 
@@ -50,7 +53,8 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
           num_warps: int = 4, mma_attention: bool = False, pf_gu_mb: tuple = (0, 0, 0), pf_wo: bool = False,
           pf_qkv_next: bool = False, pf_policy: int = 1, evict: str = "", fuse_embed: bool = False,
           tune: dict | None = None, max_split: int = 64, fuse_mlp: bool = False,
-          wd_t=None, early: bool = True, early_kv: bool = False) -> list[tuple[str, Callable[[], None]]]:
+          wd_t=None, early: bool = True, early_kv: bool = False, pdl_kinds: tuple = (),
+          attn_pre: bool = True) -> list[tuple[str, Callable[[], None]]]:
     """The step's launches in order as (kind, call): embed, then per layer qkv, attention, o_proj,
     gate_up, down (or, fused, mlp), then head (run() calls them all; sweep.py also times each kind alone)."""
     L, H = wqkv.shape[0], emb.shape[1]
@@ -65,6 +69,14 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
     opts = {"block_k": block_k, "pdl": pdl, "target_programs": target_programs, "num_warps": num_warps,
             "pf_policy": pf_policy, "evict": evict, "early": early}
     kind_opts = {k: {**opts, **(tune or {}).get(k, {})} for k in ("qkv", "o_proj", "gate_up", "down", "head")}
+    nxt = {"qkv": "attention", "attention": "o_proj", "o_proj": "mlp" if fuse_mlp else "gate_up", "gate_up": "down"}
+    for k, o in kind_opts.items():  # only the named kinds start early; the launch before each lets them
+        o["pdl"] = pdl or k in pdl_kinds
+        o["trig"] = not pdl and nxt.get(k) in pdl_kinds
+    a_pdl = pdl or "attention" in pdl_kinds
+    attn_opts = {"pdl": a_pdl, "trig": not pdl and "o_proj" in pdl_kinds,
+                 "pre": attn_pre and mma_attention and a_pdl and not pdl}
+    down_trig = {last: not pdl and nk in pdl_kinds for last, nk in ((False, "qkv"), (True, "head"))}
     mlp_opts = {"evict": evict, **(tune or {}).get("mlp", {})}
     out_steps = [] if fuse_embed else [("embed", lambda: hs[0].copy_(emb.index_select(0, token)[0]))]
     for l in range(L):
@@ -76,7 +88,7 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
                             theta=THETA, pf=wo[l].view(-1) if pf_wo else gu[0], tok=token if first else None,
                             x_out=hs[0] if first else None, **kind_opts["qkv"])),
             ("attention", partial(sc.attn, sc.att, sc.q, k_cache[l], v_cache[l], pos, pf=gu[1], pf_policy=pf_policy,
-                                  early=early_kv)),
+                                  early=early_kv, **attn_opts)),
             ("o_proj", partial(gemv, hs[2 * l + 1], wo[l], sc.att, res=hs[2 * l], pf=gu[2],
                                out2=hs[2 * l + 2] if fuse_mlp else None, **kind_opts["o_proj"])),
         ]
@@ -89,7 +101,8 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
             ("gate_up", partial(gemv_pair, sc.act, wgu[l], hs[2 * l + 1], ln2[l], MODE_SWIGLU, eps=EPS,
                                  **kind_opts["gate_up"])),
             ("down", partial(gemv, hs[2 * l + 2], wd[l], sc.act, res=hs[2 * l + 1],
-                             pf=wqkv[l + 1].view(-1) if pf_qkv_next and l + 1 < L else None, **kind_opts["down"])),
+                             pf=wqkv[l + 1].view(-1) if pf_qkv_next and l + 1 < L else None,
+                             **{**kind_opts["down"], "trig": down_trig[l + 1 == L]})),
         ]
     return out_steps + [("head", partial(gemv, out, emb, hs[2 * L], gain=lnf, eps=EPS, **kind_opts["head"]))]
 
