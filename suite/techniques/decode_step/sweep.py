@@ -92,11 +92,20 @@ PDL_KINDS = (  # --pdl-kinds: programmatic dependent launch for some launch kind
                                              _ALL)),
     {**_O2, "pdl_kinds": ("attention",), "attn_pre": False}, _O2, {**_O2, "pdl_kinds": ("attention", "o_proj")},
 )
+_PA = {**_O2, "pdl_kinds": _ALL}
+_NO_ATT = tuple(k for k in _ALL if k != "attention")
+PDL_AB = (  # --pdl-ab: every kind started early against the tuned step, alternated, then what each part adds
+    *(_O2, _PA) * 3, {**_PA, "attn_pre": False}, {**_O2, "pdl_kinds": _NO_ATT}, {**_O2, "pdl": True},
+    {**_O2, "pdl_kinds": ("o_proj", "gate_up", "down", "head")}, {**_O2, "pdl_kinds": ("gate_up", "down", "qkv")},
+    {**_O2, "pdl_kinds": ("qkv", "o_proj", "gate_up", "down", "head")}, {**_PA, "max_split": 32}, _O2, _PA,
+)
+PDL_AB_MORE = ((_O2, _PA) * 2 + ({**_O2, "pdl_kinds": ("o_proj",)}, {**_O2, "pdl_kinds": _NO_ATT},
+                                 {**_PA, "attn_pre": False}))
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
     "early": (EARLY, EARLY, EARLY[:2]), "retune": (RETUNE, RETUNE[:1], ()), "o_ab": (O_AB, O_AB, ()),
-    "pdl_kinds": (PDL_KINDS, PDL_KINDS[:4], PDL_KINDS[:3]),
+    "pdl_kinds": (PDL_KINDS, PDL_KINDS[:4], PDL_KINDS[:3]), "pdl_ab": (PDL_AB, PDL_AB_MORE, ()),
 }
 
 

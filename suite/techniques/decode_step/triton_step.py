@@ -57,6 +57,8 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
           attn_pre: bool = True) -> list[tuple[str, Callable[[], None]]]:
     """The step's launches in order as (kind, call): embed, then per layer qkv, attention, o_proj,
     gate_up, down (or, fused, mlp), then head (run() calls them all; sweep.py also times each kind alone)."""
+    if pdl_kinds and emb.is_cuda and torch.cuda.get_device_capability(emb.device)[0] < 9:
+        pdl_kinds = ()  # griddepcontrol is sm90's: elsewhere every launch waits for the one before
     L, H = wqkv.shape[0], emb.shape[1]
     hkv, S, D = k_cache.shape[1:]
     hq, inter = wo.shape[-1] // D, wgu.shape[1] // 2
