@@ -101,11 +101,24 @@ PDL_AB = (  # --pdl-ab: every kind started early against the tuned step, alterna
 )
 PDL_AB_MORE = ((_O2, _PA) * 2 + ({**_O2, "pdl_kinds": ("o_proj",)}, {**_O2, "pdl_kinds": _NO_ATT},
                                  {**_PA, "attn_pre": False}))
+_PT = {"down": {"block_k": 2048}, "o_proj": {"block_k": 2048}}
+PDL_RETUNE = (  # --pdl-retune: chunks, programs and splits again with every launch started early
+    _PA, *({**_PA, "tune": {**_PT, **t}} for t in (
+        {"gate_up": {"block_k": 2048}}, {"qkv": {"block_k": 2048}}, {"gate_up": {"target_programs": 264}},
+        {"down": {"block_k": 2048, "target_programs": 264}}, {"qkv": {"target_programs": 264}},
+        {"o_proj": {"block_k": 2048, "target_programs": 264}},
+        {k: {**_PT.get(k, {}), "target_programs": 264} for k in ("qkv", "o_proj", "gate_up", "down")},
+        {"down": {"block_k": 1024}}, {"down": {"block_k": 4096}}, {"head": {"block_k": 2048}})),
+    _PA, {**_PA, "max_split": 16}, {**_PA, "block_s": 128}, {**_PA, "block_s": 32}, _PA,
+)
+PDL_RETUNE_MORE = (_PA, {**_PA, "attn_pre": False}, {**_PA, "max_split": 32}, {**_PA, "max_split": 16},
+                   {**_PA, "block_s": 128}, {**_PA, "block_s": 128, "attn_pre": False}, _PA)
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
     "early": (EARLY, EARLY, EARLY[:2]), "retune": (RETUNE, RETUNE[:1], ()), "o_ab": (O_AB, O_AB, ()),
     "pdl_kinds": (PDL_KINDS, PDL_KINDS[:4], PDL_KINDS[:3]), "pdl_ab": (PDL_AB, PDL_AB_MORE, ()),
+    "pdl_retune": (PDL_RETUNE, PDL_RETUNE_MORE, ()),
 }
 
 
