@@ -189,13 +189,20 @@ def split_plan(S: int, block_s: int = 32, max_split: int = 64, min_tiles: int = 
     return chunk, nsplit
 
 
+def tile_for(S: int, max_split: int, mma: bool) -> int:
+    """block_s="split": the tile that gives max_split splits of one tile each (a power of two, 16-128 slots
+    for the tensor-core kernel, 16-64 for the other), so no split waits on a tile before its last."""
+    want = triton.next_power_of_2(triton.cdiv(S, max_split))
+    return max(16, min(128 if mma else 64, want))
+
+
 class DecodeAttention:
     """Scratch for one shape: partials, merge counters; call(out, q, kc, vc, pos). mma=True: the
     tensor-core kernel (tiles of 64 slots, one tile per split at least), G = Hq/Hkv <= 16."""
 
-    def __init__(self, hq: int, hkv: int, S: int, D: int, device, block_s: int | None = None,
+    def __init__(self, hq: int, hkv: int, S: int, D: int, device, block_s: int | str | None = None,
                  pdl: bool = False, num_warps: int = 4, max_split: int = 64, mma: bool = False):
-        block_s = block_s or (64 if mma else 32)
+        block_s = tile_for(S, max_split, mma) if block_s == "split" else block_s or (64 if mma else 32)
         self.g, self.d, self.S, self.hkv, self.block_s, self.mma = hq // hkv, D, S, hkv, block_s, mma
         assert not mma or self.g <= 16, "mma pads the query group to 16 rows"
         self.chunk, self.nsplit = split_plan(S, block_s, max_split, 1 if mma else 2)

@@ -113,12 +113,20 @@ PDL_RETUNE = (  # --pdl-retune: chunks, programs and splits again with every lau
 )
 PDL_RETUNE_MORE = (_PA, {**_PA, "attn_pre": False}, {**_PA, "max_split": 32}, {**_PA, "max_split": 16},
                    {**_PA, "block_s": 128}, {**_PA, "block_s": 128, "attn_pre": False}, _PA)
+_P2 = {**_PA, "tune": {**_PT, "qkv": {"block_k": 2048}}}
+_P3 = {**_PA, "tune": {**_PT, "qkv": {"block_k": 2048}, "o_proj": {"block_k": 2048, "target_programs": 264}}}
+PDL_TILES = (  # --pdl-tiles: the retune's gains together (QKV in one chunk, O on 264 programs, one tile a split)
+    _PA, _P2, _P3, {**_P3, "block_s": 32}, {**_P3, "block_s": "split"}, {**_P3, "block_s": "split", "max_split": 32},
+    {**_P2, "block_s": "split"}, _PA, {**_P3, "block_s": "split"}, _PA, {**_P3, "block_s": "split"},
+)
+PDL_TILES_MORE = (_PA, {**_P3, "block_s": "split"}, {**_P3, "block_s": 128}, {**_P3, "block_s": "split", "max_split": 128},
+                  {**_P2, "block_s": "split"}, _PA, {**_P3, "block_s": "split"})
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
     "early": (EARLY, EARLY, EARLY[:2]), "retune": (RETUNE, RETUNE[:1], ()), "o_ab": (O_AB, O_AB, ()),
     "pdl_kinds": (PDL_KINDS, PDL_KINDS[:4], PDL_KINDS[:3]), "pdl_ab": (PDL_AB, PDL_AB_MORE, ()),
-    "pdl_retune": (PDL_RETUNE, PDL_RETUNE_MORE, ()),
+    "pdl_retune": (PDL_RETUNE, PDL_RETUNE_MORE, ()), "pdl_tiles": (PDL_TILES, PDL_TILES_MORE, PDL_TILES[:1] + PDL_TILES[4:5]),
 }
 
 
