@@ -121,12 +121,23 @@ PDL_TILES = (  # --pdl-tiles: the retune's gains together (QKV in one chunk, O o
 )
 PDL_TILES_MORE = (_PA, {**_P3, "block_s": "split"}, {**_P3, "block_s": 128}, {**_P3, "block_s": "split", "max_split": 128},
                   {**_P2, "block_s": "split"}, _PA, {**_P3, "block_s": "split"})
+_TA = {**_P3, "block_s": "split"}  # = TUNED_ARGS at 4e687c6's successor
+_TT = _TA["tune"]
+PDL_ROUND3 = (  # --pdl-round3: programs and chunks once more around the new tuned step
+    _TA, *({**_TA, "tune": {**_TT, k: {**_TT.get(k, {}), **t}}} for k, t in (
+        ("qkv", {"target_programs": 264}), ("o_proj", {"target_programs": 132}), ("gate_up", {"block_k": 2048}),
+        ("gate_up", {"target_programs": 1056}), ("down", {"target_programs": 1056}), ("head", {"num_warps": 8}),
+        ("down", {"block_k": 8192}), ("qkv", {"target_programs": 1056}))),
+    {**_TA, "max_split": 16}, _TA,
+)
+PDL_ROUND3_MORE = (_TA, PDL_ROUND3[1], PDL_ROUND3[2], {**_TA, "max_split": 32}, _TA)
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
     "early": (EARLY, EARLY, EARLY[:2]), "retune": (RETUNE, RETUNE[:1], ()), "o_ab": (O_AB, O_AB, ()),
     "pdl_kinds": (PDL_KINDS, PDL_KINDS[:4], PDL_KINDS[:3]), "pdl_ab": (PDL_AB, PDL_AB_MORE, ()),
     "pdl_retune": (PDL_RETUNE, PDL_RETUNE_MORE, ()), "pdl_tiles": (PDL_TILES, PDL_TILES_MORE, PDL_TILES[:1] + PDL_TILES[4:5]),
+    "pdl_round3": (PDL_ROUND3, PDL_ROUND3_MORE, PDL_ROUND3[:1]),
 }
 
 
