@@ -131,13 +131,20 @@ PDL_ROUND3 = (  # --pdl-round3: programs and chunks once more around the new tun
     {**_TA, "max_split": 16}, _TA,
 )
 PDL_ROUND3_MORE = (_TA, PDL_ROUND3[1], PDL_ROUND3[2], {**_TA, "max_split": 32}, _TA)
+_T4 = {**_TT, "o_proj": {"block_k": 2048, "target_programs": 132}, "gate_up": {"target_programs": 1056}}
+PDL_ROUND4 = (  # --pdl-round4: round 3's two near-gains together, attention's warps, L2 asks and evict-first
+    _TA, {**_TA, "tune": _T4}, {**_TA, "attn_warps": 2}, {**_TA, "attn_warps": 8}, _TA,
+    {**_TA, "pf_gu_mb": (0, 8, 0)}, {**_TA, "pf_gu_mb": (0, 16, 8)}, {**_TA, "pf_gu_mb": (4, 8, 4)},
+    {**_TA, "evict": "evict_first"}, {**_TA, "pf_qkv_next": True}, _TA, {**_TA, "tune": _T4},
+)
+PDL_ROUND4_MORE = (_TA, {**_TA, "tune": _T4}, {**_TA, "attn_warps": 2}, {**_TA, "attn_warps": 8}, _TA)
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
     "early": (EARLY, EARLY, EARLY[:2]), "retune": (RETUNE, RETUNE[:1], ()), "o_ab": (O_AB, O_AB, ()),
     "pdl_kinds": (PDL_KINDS, PDL_KINDS[:4], PDL_KINDS[:3]), "pdl_ab": (PDL_AB, PDL_AB_MORE, ()),
     "pdl_retune": (PDL_RETUNE, PDL_RETUNE_MORE, ()), "pdl_tiles": (PDL_TILES, PDL_TILES_MORE, PDL_TILES[:1] + PDL_TILES[4:5]),
-    "pdl_round3": (PDL_ROUND3, PDL_ROUND3_MORE, PDL_ROUND3[:1]),
+    "pdl_round3": (PDL_ROUND3, PDL_ROUND3_MORE, PDL_ROUND3[:1]), "pdl_round4": (PDL_ROUND4, PDL_ROUND4_MORE, ()),
 }
 
 

@@ -20,7 +20,8 @@ weights (the residual, pos) issued before them, not in the epilogue; early_kv: a
 issued without waiting for pos (both bit-identical; H200 A/B in docs/decode_step.md). pdl_kinds: the
 launch kinds started with PDL (pdl=True: all of them): the launch before each lets it start at once
 (griddepcontrol), and it loads what no earlier launch of the step writes (its first weight chunk;
-attention, with attn_pre, its first tile of the cache slots before pos) before it waits.
+attention, with attn_pre, its first tile of the cache slots before pos) before it waits. attn_warps: the
+attention launch's warps; block_s: its tile of cache slots ("split": one tile a split, decode_attention.tile_for).
 Defaults from the H200 sweep at KV 1024 (docs/data/h200_decode_step_sweep_*.json)."""
 from __future__ import annotations
 
@@ -40,12 +41,13 @@ _SCRATCH: dict[tuple, "_Scratch"] = {}
 class _Scratch:
     """fp32 buffers of one shape: residual stream (2L+1, H), q, attention out, SwiGLU out."""
 
-    def __init__(self, L, H, hq, hkv, S, D, inter, device, pdl, block_s, mma, max_split):
+    def __init__(self, L, H, hq, hkv, S, D, inter, device, pdl, block_s, mma, max_split, attn_warps):
         self.hs = torch.empty(2 * L + 1, H, device=device, dtype=torch.float32)
         self.q = torch.empty(hq * D, device=device, dtype=torch.float32)
         self.att = torch.empty(hq * D, device=device, dtype=torch.float32)
         self.act = torch.empty(inter, device=device, dtype=torch.float32)
-        self.attn = DecodeAttention(hq, hkv, S, D, device, block_s=block_s, pdl=pdl, mma=mma, max_split=max_split)
+        self.attn = DecodeAttention(hq, hkv, S, D, device, block_s=block_s, pdl=pdl, mma=mma, max_split=max_split,
+                                    num_warps=attn_warps)
 
 
 def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos,
@@ -54,7 +56,7 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
           pf_qkv_next: bool = False, pf_policy: int = 1, evict: str = "", fuse_embed: bool = False,
           tune: dict | None = None, max_split: int = 64, fuse_mlp: bool = False,
           wd_t=None, early: bool = True, early_kv: bool = False, pdl_kinds: tuple = (),
-          attn_pre: bool = True) -> list[tuple[str, Callable[[], None]]]:
+          attn_pre: bool = True, attn_warps: int = 4) -> list[tuple[str, Callable[[], None]]]:
     """The step's launches in order as (kind, call): embed, then per layer qkv, attention, o_proj,
     gate_up, down (or, fused, mlp), then head (run() calls them all; sweep.py also times each kind alone)."""
     if pdl_kinds and emb.is_cuda and torch.cuda.get_device_capability(emb.device)[0] < 9:
@@ -62,11 +64,11 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
     L, H = wqkv.shape[0], emb.shape[1]
     hkv, S, D = k_cache.shape[1:]
     hq, inter = wo.shape[-1] // D, wgu.shape[1] // 2
-    key = (L, H, hq, hkv, S, D, inter, str(emb.device), pdl, block_s, mma_attention, max_split)
+    key = (L, H, hq, hkv, S, D, inter, str(emb.device), pdl, block_s, mma_attention, max_split, attn_warps)
     sc = _SCRATCH.get(key)
     if sc is None:
         sc = _SCRATCH[key] = _Scratch(L, H, hq, hkv, S, D, inter, emb.device, pdl, block_s, mma_attention,
-                                      max_split)
+                                      max_split, attn_warps)
     hs = sc.hs
     opts = {"block_k": block_k, "pdl": pdl, "target_programs": target_programs, "num_warps": num_warps,
             "pf_policy": pf_policy, "evict": evict, "early": early}
