@@ -11,12 +11,12 @@ GBPS = Metric("gbps", "GB/s", "higher")
 # prefetch schedules and PDL were all slower than none; O in one 2048-column chunk since the retune with
 # the early loads (docs/data/h200_decode_step_sweep_o_ab_kv1024_5f8a9de.json: -0.4 % at KV 1K and 8K)
 # every launch started early (programmatic dependent launch, let go at the start of the launch before it),
-# QKV in one chunk, O on 264 programs, attention in splits of one tile (H200 sweeps at 0683afc, cb7885e,
-# 4e687c6: docs/data/h200_decode_step_sweep_pdl_*.json)
+# QKV in one chunk, O on 132 programs, gate/up on 1056, attention in splits of one tile on warps by its
+# tile (H200 sweeps at 0683afc, cb7885e, 4e687c6, 35e1eb5, 3de70d1: docs/data/h200_decode_step_sweep_pdl_*.json)
 PDL_ALL = ("qkv", "attention", "o_proj", "gate_up", "down", "head")
-TUNED_ARGS = {"mma_attention": True, "fuse_embed": True, "pdl_kinds": PDL_ALL, "block_s": "split",
-              "tune": {"down": {"block_k": 2048}, "o_proj": {"block_k": 2048, "target_programs": 264},
-                       "qkv": {"block_k": 2048}}}
+TUNED_ARGS = {"mma_attention": True, "fuse_embed": True, "pdl_kinds": PDL_ALL, "block_s": "split", "attn_warps": "auto",
+              "tune": {"down": {"block_k": 2048}, "o_proj": {"block_k": 2048, "target_programs": 132},
+                       "qkv": {"block_k": 2048}, "gate_up": {"target_programs": 1056}}}
 PERSISTENT_ARGS = {}
 # from the H200 front sweep (docs/data/h200_decode_step_sweep_dataflow_kv1024_ec5029f.json): items in launch
 # order (tickets cost 0.04 ms) and O items of 8 rows (0.03 ms), here with their first 1024 columns loaded
@@ -61,8 +61,8 @@ TECHNIQUE = Technique(
              note="triton_fused_mma with the embedding gather inside the first QKV launch (one launch fewer) and "
                   "the down and O GEMVs streaming K in chunks of 2048 (every per-launch step loads the GEMVs' residual "
                   "and the position before the weights); every launch started early by PDL, loading its first "
-                  "weights (attention: its first cache tile) before it waits; QKV in one chunk, O on 264 programs, "
-                  "attention in splits of one tile"),
+                  "weights (attention: its first cache tile) before it waits; QKV in one chunk, O on 132 programs, "
+                  "gate/up on 1056, attention in splits of one tile"),
         Impl("triton_persistent", f"{_PKG}.triton_persistent:run", args=PERSISTENT_ARGS, graph=True,
              requires=("triton",),
              note="the whole step as one persistent launch: grid barriers between stages, each program "

@@ -138,6 +138,12 @@ PDL_ROUND4 = (  # --pdl-round4: round 3's two near-gains together, attention's w
     {**_TA, "evict": "evict_first"}, {**_TA, "pf_qkv_next": True}, _TA, {**_TA, "tune": _T4},
 )
 PDL_ROUND4_MORE = (_TA, {**_TA, "tune": _T4}, {**_TA, "attn_warps": 2}, {**_TA, "attn_warps": 8}, _TA)
+_T5 = {**_TA, "tune": _T4, "attn_warps": "auto"}  # = TUNED_ARGS from 3de70d1's successor
+PDL_ROUND5 = (  # --pdl-round5: the new tuned step against its parts, alternated
+    _TA, _T5, {**_T5, "attn_warps": 1}, {**_TA, "attn_warps": "auto"}, _T5, {**_T5, "tune": {**_T4, "gate_up": {}}},
+    {**_T5, "tune": {**_T4, "o_proj": {"block_k": 2048, "target_programs": 264}}}, _TA, _T5,
+)
+PDL_ROUND5_MORE = (_TA, _T5, {**_T5, "attn_warps": 4}, _TA, _T5)
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
@@ -145,6 +151,7 @@ SETS = {
     "pdl_kinds": (PDL_KINDS, PDL_KINDS[:4], PDL_KINDS[:3]), "pdl_ab": (PDL_AB, PDL_AB_MORE, ()),
     "pdl_retune": (PDL_RETUNE, PDL_RETUNE_MORE, ()), "pdl_tiles": (PDL_TILES, PDL_TILES_MORE, PDL_TILES[:1] + PDL_TILES[4:5]),
     "pdl_round3": (PDL_ROUND3, PDL_ROUND3_MORE, PDL_ROUND3[:1]), "pdl_round4": (PDL_ROUND4, PDL_ROUND4_MORE, ()),
+    "pdl_round5": (PDL_ROUND5, PDL_ROUND5_MORE, PDL_ROUND5[1:2]),
 }
 
 

@@ -21,7 +21,7 @@ issued without waiting for pos (both bit-identical; H200 A/B in docs/decode_step
 launch kinds started with PDL (pdl=True: all of them): the launch before each lets it start at once
 (griddepcontrol), and it loads what no earlier launch of the step writes (its first weight chunk;
 attention, with attn_pre, its first tile of the cache slots before pos) before it waits. attn_warps: the
-attention launch's warps; block_s: its tile of cache slots ("split": one tile a split, decode_attention.tile_for).
+attention launch's warps ("auto": by its tile, DecodeAttention); block_s: its tile of cache slots ("split": one tile a split, decode_attention.tile_for).
 Defaults from the H200 sweep at KV 1024 (docs/data/h200_decode_step_sweep_*.json)."""
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
           pf_qkv_next: bool = False, pf_policy: int = 1, evict: str = "", fuse_embed: bool = False,
           tune: dict | None = None, max_split: int = 64, fuse_mlp: bool = False,
           wd_t=None, early: bool = True, early_kv: bool = False, pdl_kinds: tuple = (),
-          attn_pre: bool = True, attn_warps: int = 4) -> list[tuple[str, Callable[[], None]]]:
+          attn_pre: bool = True, attn_warps: int | str = 4) -> list[tuple[str, Callable[[], None]]]:
     """The step's launches in order as (kind, call): embed, then per layer qkv, attention, o_proj,
     gate_up, down (or, fused, mlp), then head (run() calls them all; sweep.py also times each kind alone)."""
     if pdl_kinds and emb.is_cuda and torch.cuda.get_device_capability(emb.device)[0] < 9:
