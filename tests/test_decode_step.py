@@ -166,6 +166,31 @@ def test_launches_started_early_by_kind_leave_the_step_bit_identical(kinds):
     assert torch.equal(inp["k_cache"], base["k_cache"]) and torch.equal(inp["v_cache"], base["v_cache"])
 
 
+_KINDS = ("qkv", "o_proj", "gate_up", "down", "head")
+
+
+@pytest.mark.parametrize("form,exact", [({"pipe": True}, True), ({"pipe": True, "x2d": True}, True),
+                                        ({"x2d": True}, True), ({"pipe": True, "x2d": True, "acc2d": True}, False),
+                                        ({"acc2d": True}, False)])
+def test_gemv_loop_forms_give_the_same_step(form, exact):
+    """The GEMVs' loop forms (decode_gemv._rows_dot: next chunk first, x in the tile's layout, sums kept per
+    column) on every launch kind, each GEMV in 4-8 chunks of 16 columns: pipe and x2d sum the same products in
+    the same order, so the logits and the cache are bit-identical; acc2d reorders the sums (fp32 rounding)."""
+    tune = {k: {"block_k": 16} for k in _KINDS}
+    want, base = torch.full((P["vocab"],), float("nan")), R.make_inputs(P, 8, "cpu")
+    fused(want, **base, mma_attention=True, fuse_embed=True, tune=tune)
+    out, inp = torch.full((P["vocab"],), float("nan")), R.make_inputs(P, 8, "cpu")
+    fused(out, **inp, mma_attention=True, fuse_embed=True, tune={k: {**v, **form} for k, v in tune.items()})
+    if exact:
+        assert torch.equal(out, want)
+        assert torch.equal(inp["k_cache"], base["k_cache"]) and torch.equal(inp["v_cache"], base["v_cache"])
+    else:
+        assert not torch.equal(out, want)  # another order of fp32 sums: the form ran
+        assert rel_err(out, want) < 1e-5
+        assert rel_err(out, R.reference(**R.make_inputs(P, 8, "cpu"))) < 0.5 * rel_err(
+            R.lowp_eager(**R.make_inputs(P, 8, "cpu")), R.reference(**R.make_inputs(P, 8, "cpu")))
+
+
 def test_greedy_tokens_agree_with_the_oracle_over_consecutive_steps():
     g = greedy(fused, P, seed=3, device="cpu", steps=4)
     assert g["matches"] == g["steps"] == 4 and g["first_mismatch"] is None

@@ -51,13 +51,53 @@ def _launch_next(PDL: tl.constexpr):
 
 
 @triton.jit
+def _x_chunk(x_ptr, g_ptr, k0, cols, rows, NORM: tl.constexpr, X2D: tl.constexpr):
+    """(x (BLOCK_K,), x * gain or x) of columns k0 + cols, fp32. X2D: the second in the (rows, cols) tile's own
+    layout (each row a copy), so no layout change through shared memory is needed to broadcast it against the
+    weights; x itself is then loaded only under NORM (for the sum of squares)."""
+    if X2D:
+        offs = k0 + cols[None, :] + rows[:, None] * 0
+        xg = tl.load(x_ptr + offs).to(tl.float32)
+        if NORM:
+            xg = xg * tl.load(g_ptr + offs).to(tl.float32)
+            x = tl.load(x_ptr + k0 + cols).to(tl.float32)
+        else:
+            x = xg
+    else:
+        x = tl.load(x_ptr + k0 + cols).to(tl.float32)
+        xg = x
+        if NORM:
+            xg = x * tl.load(g_ptr + k0 + cols).to(tl.float32)
+    return x, xg
+
+
+@triton.jit
+def _fma_chunk(acc, w, xg, ACC2D: tl.constexpr, X2D: tl.constexpr):
+    """acc + w * x: reduced over the chunk at once (acc (BLOCK_N,)), or kept (ACC2D: acc (BLOCK_N, BLOCK_K))."""
+    if X2D:
+        p = w.to(tl.float32) * xg
+    else:
+        p = w.to(tl.float32) * xg[None, :]
+    if ACC2D:
+        out = acc + p
+    else:
+        out = acc + tl.sum(p, 1)
+    return out
+
+
+@triton.jit
 def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.constexpr,
               BLOCK_K: tl.constexpr, TWO: tl.constexpr, NORM: tl.constexpr, PDL: tl.constexpr,
-              EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0, TRIG: tl.constexpr = False):
+              EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0, TRIG: tl.constexpr = False,
+              PIPE: tl.constexpr = False, X2D: tl.constexpr = False, ACC2D: tl.constexpr = False):
     """(W[rows_a] x, W[rows_b] x or 0, sum x^2) with x *= gain under NORM; fp32. EVICT: the weight
     loads' L2 eviction policy ("" or "evict_first": read once, so they need not displace prefetches).
     The first BLOCK_K columns are loaded before the wait (_wait); with PDL 3 the rest are asked of the L2.
-    TRIG: the kernel let the next launch start already (no second griddepcontrol signal here)."""
+    TRIG: the kernel let the next launch start already (no second griddepcontrol signal here).
+    PIPE: chunk k+1's weights loaded before chunk k's product and reduction (whose shared-memory barriers
+    would otherwise hold the next loads back: one chunk in flight per program); same sums, same order.
+    X2D: x in the weight tile's layout (_x_chunk). ACC2D: products summed per column across chunks and
+    reduced once at the end (no barrier in the loop; another summation order, registers BLOCK_N*BLOCK_K/threads)."""
     cols = tl.arange(0, BLOCK_K)
     wa = tl.load(w_ptr + rows_a[:, None] * K + cols[None, :], eviction_policy=EVICT)
     if TWO:
@@ -71,22 +111,36 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
     _wait(PDL, sync_ptr, stage, target)
     if not TRIG:
         _launch_next(PDL)
-    acc_a = tl.zeros([BLOCK_N], tl.float32)
-    acc_b = tl.zeros([BLOCK_N], tl.float32)
+    if ACC2D:
+        acc_a = tl.zeros([BLOCK_N, BLOCK_K], tl.float32)
+        acc_b = tl.zeros([BLOCK_N, BLOCK_K], tl.float32)
+    else:
+        acc_a = tl.zeros([BLOCK_N], tl.float32)
+        acc_b = tl.zeros([BLOCK_N], tl.float32)
     ssq = tl.zeros([BLOCK_K], tl.float32)
     for k0 in tl.static_range(0, K, BLOCK_K):
-        x = tl.load(x_ptr + k0 + cols).to(tl.float32)
+        if PIPE and k0 + BLOCK_K < K:
+            na = tl.load(w_ptr + rows_a[:, None] * K + (k0 + BLOCK_K + cols)[None, :], eviction_policy=EVICT)
+            nb = na
+            if TWO:
+                nb = tl.load(w_ptr + rows_b[:, None] * K + (k0 + BLOCK_K + cols)[None, :], eviction_policy=EVICT)
+        x, xg = _x_chunk(x_ptr, g_ptr, k0, cols, rows_a, NORM, X2D)
         if NORM:
             ssq += x * x
-            x = x * tl.load(g_ptr + k0 + cols).to(tl.float32)
-        if k0 > 0:
+        if not PIPE and k0 > 0:
             wa = tl.load(w_ptr + rows_a[:, None] * K + (k0 + cols)[None, :], eviction_policy=EVICT)
             if TWO:
                 wb = tl.load(w_ptr + rows_b[:, None] * K + (k0 + cols)[None, :], eviction_policy=EVICT)
-        # reduced per chunk: a (BLOCK_N, BLOCK_K) fp32 accumulator per row set would spill
-        acc_a += tl.sum(wa.to(tl.float32) * x[None, :], 1)
+        # reduced per chunk unless ACC2D: a (BLOCK_N, BLOCK_K) fp32 accumulator per row set can spill
+        acc_a = _fma_chunk(acc_a, wa, xg, ACC2D, X2D)
         if TWO:
-            acc_b += tl.sum(wb.to(tl.float32) * x[None, :], 1)
+            acc_b = _fma_chunk(acc_b, wb, xg, ACC2D, X2D)
+        if PIPE and k0 + BLOCK_K < K:
+            wa = na
+            wb = nb
+    if ACC2D:
+        acc_a = tl.sum(acc_a, 1)
+        acc_b = tl.sum(acc_b, 1)
     return acc_a, acc_b, tl.sum(ssq, 0)
 
 
@@ -94,7 +148,7 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
 def gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, blk, K: tl.constexpr, NORM: tl.constexpr,
               RES: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr,
               EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0, EARLY: tl.constexpr = False,
-              TRIG: tl.constexpr = False):
+              TRIG: tl.constexpr = False, PIPE: tl.constexpr = False, X2D: tl.constexpr = False, ACC2D: tl.constexpr = False):
     """Rows blk*BLOCK_N.. of out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n]).
     EARLY (only where nothing is waited for in the launch): res loaded before the weights, so its L2
     round trip is not added to the program's tail."""
@@ -103,7 +157,7 @@ def gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, blk, K: tl.constexpr, 
     if RES and EARLY:
         res = tl.load(res_ptr + rows)
     y, _, ssq = _rows_dot(w_ptr, rows, rows, x_ptr, g_ptr, K, BLOCK_N, BLOCK_K, False, NORM, PDL, EVICT,
-                          sync_ptr, stage, target, TRIG=TRIG)
+                          sync_ptr, stage, target, TRIG=TRIG, PIPE=PIPE, X2D=X2D, ACC2D=ACC2D)
     if NORM:
         y = y * tl.math.rsqrt(ssq / K + eps)
     if RES:
@@ -118,7 +172,7 @@ def gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, blk, K: tl.constexpr, 
 def gemv_kernel(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, out2_ptr, N, eps, pf_ptr, pf_lines, K: tl.constexpr,
                 NORM: tl.constexpr, RES: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                 PDL: tl.constexpr, PF: tl.constexpr, EVICT: tl.constexpr, DUP: tl.constexpr, EARLY: tl.constexpr,
-                TRIG: tl.constexpr = False):
+                TRIG: tl.constexpr = False, PIPE: tl.constexpr = False, X2D: tl.constexpr = False, ACC2D: tl.constexpr = False):
     """out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n]); N a multiple of BLOCK_N.
     DUP: the same rows also written to out2 (the start of a sum others add into with atomics).
     TRIG: the next launch (launched with PDL) may start at once, not after this one's wait."""
@@ -126,7 +180,7 @@ def gemv_kernel(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, out2_ptr, N, eps, pf_ptr,
         tl.extra.cuda.gdc_launch_dependents()
     prefetch_l2(pf_ptr, pf_lines, tl.program_id(0), tl.num_programs(0), PF)
     y = gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, tl.program_id(0), K, NORM, RES, BLOCK_N, BLOCK_K,
-                  PDL, EVICT, EARLY=EARLY, TRIG=TRIG)
+                  PDL, EVICT, EARLY=EARLY, TRIG=TRIG, PIPE=PIPE, X2D=X2D, ACC2D=ACC2D)
     if DUP:
         tl.store(out2_ptr + tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N), y)
 
@@ -136,7 +190,7 @@ def pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_t
               K: tl.constexpr, MODE: tl.constexpr, HALF: tl.constexpr, HQ: tl.constexpr, HKV: tl.constexpr, S,
               NPAIR: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr,
               EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0, EARLY: tl.constexpr = False,
-              TRIG: tl.constexpr = False):
+              TRIG: tl.constexpr = False, PIPE: tl.constexpr = False, X2D: tl.constexpr = False, ACC2D: tl.constexpr = False):
     """Pairs blk*BLOCK_N.. of gemv_pair_kernel (below), x already the input row. EARLY: pos (an input,
     never written in the step) loaded before the weights instead of in the epilogue."""
     p = blk * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -149,7 +203,7 @@ def pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_t
         rows_a = (p // HALF) * (2 * HALF) + p % HALF
         rows_b = rows_a + HALF
     a, b, ssq = _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K, BLOCK_N, BLOCK_K, True, True, PDL, EVICT,
-                            sync_ptr, stage, target, TRIG=TRIG)
+                            sync_ptr, stage, target, TRIG=TRIG, PIPE=PIPE, X2D=X2D, ACC2D=ACC2D)
     rstd = tl.math.rsqrt(ssq / K + eps)
     a = a * rstd
     b = b * rstd
@@ -196,7 +250,7 @@ def gemv_pair_kernel(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps,
                      K: tl.constexpr, MODE: tl.constexpr, HALF: tl.constexpr, HQ: tl.constexpr,
                      HKV: tl.constexpr, S, NPAIR: tl.constexpr,
                      BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr, PF: tl.constexpr,
-                     EVICT: tl.constexpr, EMB: tl.constexpr, EARLY: tl.constexpr, TRIG: tl.constexpr = False):
+                     EVICT: tl.constexpr, EMB: tl.constexpr, EARLY: tl.constexpr, TRIG: tl.constexpr = False, PIPE: tl.constexpr = False, X2D: tl.constexpr = False, ACC2D: tl.constexpr = False):
     """Two rows per output pair p, with the input RMSNorm fused.
     SWIGLU: rows p and p + NPAIR; out[p] = silu(a) * b.
     QKV_ROPE: head h = p // HALF, j = p % HALF, rows h*2*HALF + j and + HALF (the two halves RoPE
@@ -210,7 +264,8 @@ def gemv_pair_kernel(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps,
     if EMB:
         x_ptr = embed_row(x_ptr, tok_ptr, x_out, tl.program_id(0) == 0, K, BLOCK_K)
     pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_theta, tl.program_id(0), K, MODE,
-              HALF, HQ, HKV, S, NPAIR, BLOCK_N, BLOCK_K, PDL, EVICT, EARLY=EARLY, TRIG=TRIG)
+              HALF, HQ, HKV, S, NPAIR, BLOCK_N, BLOCK_K, PDL, EVICT, EARLY=EARLY, TRIG=TRIG, PIPE=PIPE, X2D=X2D,
+              ACC2D=ACC2D)
 
 
 def block_n(n_out: int, target_programs: int = 264) -> int:
@@ -232,11 +287,13 @@ def launch_opts(pdl: bool) -> dict:
 
 def gemv(out, w, x, gain=None, res=None, eps: float = 1e-5, block_k: int = 1024, pdl: bool = False,
          num_warps: int = 4, target_programs: int = 264, pf=None, pf_policy: int = PF_EVICT_LAST,
-         evict: str = "", out2=None, early: bool = True, trig: bool = False) -> None:
+         evict: str = "", out2=None, early: bool = True, trig: bool = False, pipe: bool = False,
+         x2d: bool = False, acc2d: bool = False) -> None:
     """out (N,) fp32 = [rmsnorm(x) * gain] W^T (+ res); w (N,K) bf16, x (K,) fp32, gain (K,) bf16;
     pf: a contiguous bf16 tensor to ask the L2 for (or None); out2 (N,) fp32: a second copy of out;
     early: res loaded before the weights (not with PDL, whose wait comes after the first loads);
-    trig: the next launch, launched with PDL, may start as soon as this one does."""
+    trig: the next launch, launched with PDL, may start as soon as this one does; pipe, x2d, acc2d: the
+    loop's form (_rows_dot's PIPE, X2D, ACC2D)."""
     n, k = w.shape
     bk = min(block_k, k)
     bn = block_n(n, target_programs)
@@ -246,18 +303,19 @@ def gemv(out, w, x, gain=None, res=None, eps: float = 1e-5, block_k: int = 1024,
                             NORM=gain is not None,
                             RES=res is not None, BLOCK_N=bn, BLOCK_K=bk, PDL=pdl and not interpreting(),
                             PF=pf_mode, EVICT=evict, DUP=out2 is not None, EARLY=early and not pdl,
-                            TRIG=trig and not interpreting(), num_warps=num_warps,
+                            TRIG=trig and not interpreting(), PIPE=pipe, X2D=x2d, ACC2D=acc2d, num_warps=num_warps,
                             **launch_opts(pdl))
 
 
 def gemv_pair(out, w, x, gain, mode: int, kc=None, vc=None, pos=None, heads=(0, 0), head_dim=2,
               eps: float = 1e-5, theta: float = 500000.0, block_k: int = 1024, pdl: bool = False,
               num_warps: int = 4, target_programs: int = 264, pf=None, pf_policy: int = PF_EVICT_LAST,
-              evict: str = "", tok=None, x_out=None, early: bool = True, trig: bool = False) -> None:
+              evict: str = "", tok=None, x_out=None, early: bool = True, trig: bool = False, pipe: bool = False,
+              x2d: bool = False, acc2d: bool = False) -> None:
     """SWIGLU: out (N/2,) fp32 from w (N, K) = [gate; up]. QKV_ROPE: out (Hq*D,) fp32 q, K/V written to
     kc, vc (Hkv, S, D) bf16 at pos (1,) int64; w ((Hq+2Hkv)*D, K). x (K,) fp32, gain (K,) bf16; or, with
     tok (1,) int64, x (V, K) bf16 a table whose row tok is the input, copied to x_out (K,) fp32.
-    trig: the next launch, launched with PDL, may start as soon as this one does."""
+    trig: the next launch, launched with PDL, may start as soon as this one does; pipe, x2d, acc2d: gemv's."""
     n2, k = w.shape
     npair = n2 // 2
     bk = min(block_k, k)
@@ -271,4 +329,4 @@ def gemv_pair(out, w, x, gain, mode: int, kc=None, vc=None, pos=None, heads=(0, 
         tok if tok is not None else out, x_out if x_out is not None else out,
         K=k, MODE=mode, HALF=head_dim // 2, HQ=hq, HKV=hkv, S=S, NPAIR=npair, BLOCK_N=bn, BLOCK_K=bk,
         PDL=pdl and not interpreting(), PF=pf_mode, EVICT=evict, EMB=tok is not None, EARLY=early,
-        TRIG=trig and not interpreting(), num_warps=num_warps, **launch_opts(pdl))
+        TRIG=trig and not interpreting(), PIPE=pipe, X2D=x2d, ACC2D=acc2d, num_warps=num_warps, **launch_opts(pdl))

@@ -146,6 +146,23 @@ PDL_ROUND5 = (  # --pdl-round5: the new tuned step against its parts, alternated
     {**_T5, "tune": {**_T4, "o_proj": {"block_k": 2048, "target_programs": 264}}}, _TA, _T5,
 )
 PDL_ROUND5_MORE = (_TA, _T5, {**_T5, "attn_warps": 4}, _TA, _T5)
+_FL = {"pipe": True, "x2d": True, "acc2d": True}  # the GEMV loop without a barrier until its end (decode_gemv)
+_PX = {"pipe": True, "x2d": True}
+
+
+def _t5(**kinds) -> dict:
+    """The shipped step with these launch kinds' tune entries updated."""
+    return {**_T5, "tune": {**_T4, **{k: {**_T4.get(k, {}), **v} for k, v in kinds.items()}}}
+
+
+_DG = _t5(down=_FL, gate_up=_FL)
+FLAT = (  # --flat: the GEMVs' next chunk loaded before this chunk's reduction, x in the tile's layout, sums kept
+    _T5, _t5(down=_FL), _t5(gate_up=_FL), _DG, _t5(down=_FL, gate_up={**_FL, "target_programs": 4096}),
+    _t5(down=_PX), _t5(gate_up=_PX), _t5(qkv=_FL, o_proj=_FL, gate_up=_FL, down=_FL, head=_PX),
+    _t5(down={**_FL, "block_k": 1024}), _T5, _DG, _t5(down=_FL, gate_up={"pipe": True, "acc2d": True}),
+    _t5(down=_FL, gate_up=_FL, head={"pipe": True}), _T5, _DG,
+)
+FLAT_MORE = (_T5, _DG, FLAT[4], FLAT[7], _T5)
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
@@ -153,7 +170,7 @@ SETS = {
     "pdl_kinds": (PDL_KINDS, PDL_KINDS[:4], PDL_KINDS[:3]), "pdl_ab": (PDL_AB, PDL_AB_MORE, ()),
     "pdl_retune": (PDL_RETUNE, PDL_RETUNE_MORE, ()), "pdl_tiles": (PDL_TILES, PDL_TILES_MORE, PDL_TILES[:1] + PDL_TILES[4:5]),
     "pdl_round3": (PDL_ROUND3, PDL_ROUND3_MORE, PDL_ROUND3[:1]), "pdl_round4": (PDL_ROUND4, PDL_ROUND4_MORE, ()),
-    "pdl_round5": (PDL_ROUND5, PDL_ROUND5_MORE, PDL_ROUND5[1:2]),
+    "pdl_round5": (PDL_ROUND5, PDL_ROUND5_MORE, PDL_ROUND5[1:2]), "flat": (FLAT, FLAT_MORE, FLAT[3:4]),
 }
 
 
