@@ -163,6 +163,16 @@ FLAT = (  # --flat: the GEMVs' next chunk loaded before this chunk's reduction, 
     _t5(down=_FL, gate_up=_FL, head={"pipe": True}), _T5, _DG,
 )
 FLAT_MORE = (_T5, _DG, FLAT[4], FLAT[7], _T5)
+_DP = _t5(down=_PX)
+_DGP = _t5(down=_PX, gate_up=_PX)
+PX = (  # --px: the flat sweep's gain (pipe + x2d, no acc2d: d4aa9ec) by part and by kind, alternated
+    _T5, _DP, _DGP, _t5(down=_PX, gate_up=_PX, qkv={"x2d": True}, o_proj={"x2d": True}),
+    _t5(down=_PX, gate_up=_PX, head=_PX), _t5(down={"x2d": True}), _t5(down={"pipe": True}),
+    _t5(down={**_PX, "block_k": 1024}), _t5(down={**_PX, "block_k": 4096}), _t5(down={**_PX, "target_programs": 1056}),
+    _t5(down=_PX, gate_up={"x2d": True}), _T5, _DGP, _DP, _t5(down={**_PX, "block_k": 1024}, gate_up=_PX),
+    _t5(down=_PX, gate_up={**_PX, "block_k": 512}), _T5, _DGP,
+)
+PX_MORE = (_T5, _DP, _DGP, PX[3], _T5, _DGP)
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
@@ -171,6 +181,7 @@ SETS = {
     "pdl_retune": (PDL_RETUNE, PDL_RETUNE_MORE, ()), "pdl_tiles": (PDL_TILES, PDL_TILES_MORE, PDL_TILES[:1] + PDL_TILES[4:5]),
     "pdl_round3": (PDL_ROUND3, PDL_ROUND3_MORE, PDL_ROUND3[:1]), "pdl_round4": (PDL_ROUND4, PDL_ROUND4_MORE, ()),
     "pdl_round5": (PDL_ROUND5, PDL_ROUND5_MORE, PDL_ROUND5[1:2]), "flat": (FLAT, FLAT_MORE, FLAT[3:4]),
+    "px": (PX, PX_MORE, PX[2:3]),
 }
 
 
