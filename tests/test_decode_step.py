@@ -170,12 +170,15 @@ _KINDS = ("qkv", "o_proj", "gate_up", "down", "head")
 
 
 @pytest.mark.parametrize("form,exact", [({"pipe": True}, True), ({"pipe": True, "x2d": True}, True),
-                                        ({"x2d": True}, True), ({"pipe": True, "x2d": True, "acc2d": True}, False),
+                                        ({"x2d": True}, True), ({"pipe": 2, "x2d": True}, True), ({"pre": 2}, True),
+                                        ({"pipe": 1, "pre": 2}, True), ({"pipe": 2, "x2d": True, "pre": 2}, True),
+                                        ({"pipe": True, "x2d": True, "acc2d": True}, False),
                                         ({"acc2d": True}, False)])
 def test_gemv_loop_forms_give_the_same_step(form, exact):
     """The GEMVs' loop forms (decode_gemv._rows_dot: next chunk first, x in the tile's layout, sums kept per
-    column) on every launch kind, each GEMV in 4-8 chunks of 16 columns: pipe and x2d sum the same products in
-    the same order, so the logits and the cache are bit-identical; acc2d reorders the sums (fp32 rounding)."""
+    column, two chunks before the wait) on every launch kind, each GEMV in 4-8 chunks of 16 columns: pipe (one or
+    two chunks ahead), x2d and pre sum the same products in the same order, so the logits and the cache are
+    bit-identical; acc2d reorders the sums (fp32 rounding)."""
     tune = {k: {"block_k": 16} for k in _KINDS}
     want, base = torch.full((P["vocab"],), float("nan")), R.make_inputs(P, 8, "cpu")
     fused(want, **base, mma_attention=True, fuse_embed=True, tune=tune)

@@ -86,24 +86,36 @@ def _fma_chunk(acc, w, xg, ACC2D: tl.constexpr, X2D: tl.constexpr):
 
 
 @triton.jit
+def _w_chunk(w_ptr, rows, K: tl.constexpr, k0, cols, EVICT: tl.constexpr):
+    """W[rows, k0 + cols] (BLOCK_N, BLOCK_K) bf16."""
+    return tl.load(w_ptr + rows[:, None] * K + (k0 + cols)[None, :], eviction_policy=EVICT)
+
+
+@triton.jit
 def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.constexpr,
               BLOCK_K: tl.constexpr, TWO: tl.constexpr, NORM: tl.constexpr, PDL: tl.constexpr,
               EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0, TRIG: tl.constexpr = False,
-              PIPE: tl.constexpr = False, X2D: tl.constexpr = False, ACC2D: tl.constexpr = False):
+              PIPE: tl.constexpr = 0, X2D: tl.constexpr = False, ACC2D: tl.constexpr = False,
+              PRE: tl.constexpr = 1):
     """(W[rows_a] x, W[rows_b] x or 0, sum x^2) with x *= gain under NORM; fp32. EVICT: the weight
     loads' L2 eviction policy ("" or "evict_first": read once, so they need not displace prefetches).
-    The first BLOCK_K columns are loaded before the wait (_wait); with PDL 3 the rest are asked of the L2.
-    TRIG: the kernel let the next launch start already (no second griddepcontrol signal here).
-    PIPE: chunk k+1's weights loaded before chunk k's product and reduction (whose shared-memory barriers
-    would otherwise hold the next loads back: one chunk in flight per program); same sums, same order.
+    The first PRE (1 or 2) chunks of BLOCK_K columns are loaded before the wait (_wait); with PDL 3 the rest
+    are asked of the L2. TRIG: the kernel let the next launch start already (no second griddepcontrol signal).
+    PIPE (0-2): chunk k+PIPE's weights loaded before chunk k's product and reduction (whose shared-memory
+    barriers would otherwise hold the next loads back: one chunk in flight per program); same sums, same order.
     X2D: x in the weight tile's layout (_x_chunk). ACC2D: products summed per column across chunks and
     reduced once at the end (no barrier in the loop; another summation order, registers BLOCK_N*BLOCK_K/threads)."""
     cols = tl.arange(0, BLOCK_K)
-    wa = tl.load(w_ptr + rows_a[:, None] * K + cols[None, :], eviction_policy=EVICT)
+    NCH: tl.constexpr = K // BLOCK_K
+    wa = _w_chunk(w_ptr, rows_a, K, 0, cols, EVICT)
+    wb = wa
     if TWO:
-        wb = tl.load(w_ptr + rows_b[:, None] * K + cols[None, :], eviction_policy=EVICT)
-    else:
-        wb = wa
+        wb = _w_chunk(w_ptr, rows_b, K, 0, cols, EVICT)
+    if PRE >= 2 and NCH > 1:
+        na = _w_chunk(w_ptr, rows_a, K, BLOCK_K, cols, EVICT)
+        nb = na
+        if TWO:
+            nb = _w_chunk(w_ptr, rows_b, K, BLOCK_K, cols, EVICT)
     if PDL == 3:
         _ask_l2_rest(w_ptr, rows_a, K, BLOCK_K)
         if TWO:
@@ -111,6 +123,11 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
     _wait(PDL, sync_ptr, stage, target)
     if not TRIG:
         _launch_next(PDL)
+    if PIPE >= 2 and PRE < 2 and NCH > 1:
+        na = _w_chunk(w_ptr, rows_a, K, BLOCK_K, cols, EVICT)
+        nb = na
+        if TWO:
+            nb = _w_chunk(w_ptr, rows_b, K, BLOCK_K, cols, EVICT)
     if ACC2D:
         acc_a = tl.zeros([BLOCK_N, BLOCK_K], tl.float32)
         acc_b = tl.zeros([BLOCK_N, BLOCK_K], tl.float32)
@@ -118,26 +135,37 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
         acc_a = tl.zeros([BLOCK_N], tl.float32)
         acc_b = tl.zeros([BLOCK_N], tl.float32)
     ssq = tl.zeros([BLOCK_K], tl.float32)
-    for k0 in tl.static_range(0, K, BLOCK_K):
-        if PIPE and k0 + BLOCK_K < K:
-            na = tl.load(w_ptr + rows_a[:, None] * K + (k0 + BLOCK_K + cols)[None, :], eviction_policy=EVICT)
+    for i in tl.static_range(NCH):
+        k0 = i * BLOCK_K
+        # what is loaded here: chunk i + PIPE (PIPE >= 1; chunk 1 may already be in (na, nb) from before the
+        # loop), or chunk i itself (PIPE 0, except chunk 1 under PRE 2)
+        if PIPE >= 2 and i + 2 < NCH:
+            n2a = _w_chunk(w_ptr, rows_a, K, k0 + 2 * BLOCK_K, cols, EVICT)
+            n2b = n2a
+            if TWO:
+                n2b = _w_chunk(w_ptr, rows_b, K, k0 + 2 * BLOCK_K, cols, EVICT)
+        if PIPE == 1 and i + 1 < NCH and not (i == 0 and PRE >= 2):
+            na = _w_chunk(w_ptr, rows_a, K, k0 + BLOCK_K, cols, EVICT)
             nb = na
             if TWO:
-                nb = tl.load(w_ptr + rows_b[:, None] * K + (k0 + BLOCK_K + cols)[None, :], eviction_policy=EVICT)
+                nb = _w_chunk(w_ptr, rows_b, K, k0 + BLOCK_K, cols, EVICT)
         x, xg = _x_chunk(x_ptr, g_ptr, k0, cols, rows_a, NORM, X2D)
         if NORM:
             ssq += x * x
-        if not PIPE and k0 > 0:
-            wa = tl.load(w_ptr + rows_a[:, None] * K + (k0 + cols)[None, :], eviction_policy=EVICT)
+        if PIPE == 0 and i > 0 and not (i == 1 and PRE >= 2):
+            wa = _w_chunk(w_ptr, rows_a, K, k0, cols, EVICT)
             if TWO:
-                wb = tl.load(w_ptr + rows_b[:, None] * K + (k0 + cols)[None, :], eviction_policy=EVICT)
+                wb = _w_chunk(w_ptr, rows_b, K, k0, cols, EVICT)
         # reduced per chunk unless ACC2D: a (BLOCK_N, BLOCK_K) fp32 accumulator per row set can spill
         acc_a = _fma_chunk(acc_a, wa, xg, ACC2D, X2D)
         if TWO:
             acc_b = _fma_chunk(acc_b, wb, xg, ACC2D, X2D)
-        if PIPE and k0 + BLOCK_K < K:
+        if i + 1 < NCH and (PIPE >= 1 or (i == 0 and PRE >= 2)):
             wa = na
             wb = nb
+            if PIPE >= 2 and i + 2 < NCH:
+                na = n2a
+                nb = n2b
     if ACC2D:
         acc_a = tl.sum(acc_a, 1)
         acc_b = tl.sum(acc_b, 1)
@@ -148,7 +176,8 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
 def gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, blk, K: tl.constexpr, NORM: tl.constexpr,
               RES: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr,
               EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0, EARLY: tl.constexpr = False,
-              TRIG: tl.constexpr = False, PIPE: tl.constexpr = False, X2D: tl.constexpr = False, ACC2D: tl.constexpr = False):
+              TRIG: tl.constexpr = False, PIPE: tl.constexpr = 0, X2D: tl.constexpr = False, ACC2D: tl.constexpr = False,
+              PRE: tl.constexpr = 1):
     """Rows blk*BLOCK_N.. of out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n]).
     EARLY (only where nothing is waited for in the launch): res loaded before the weights, so its L2
     round trip is not added to the program's tail."""
@@ -157,7 +186,7 @@ def gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, blk, K: tl.constexpr, 
     if RES and EARLY:
         res = tl.load(res_ptr + rows)
     y, _, ssq = _rows_dot(w_ptr, rows, rows, x_ptr, g_ptr, K, BLOCK_N, BLOCK_K, False, NORM, PDL, EVICT,
-                          sync_ptr, stage, target, TRIG=TRIG, PIPE=PIPE, X2D=X2D, ACC2D=ACC2D)
+                          sync_ptr, stage, target, TRIG=TRIG, PIPE=PIPE, X2D=X2D, ACC2D=ACC2D, PRE=PRE)
     if NORM:
         y = y * tl.math.rsqrt(ssq / K + eps)
     if RES:
@@ -172,7 +201,8 @@ def gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, blk, K: tl.constexpr, 
 def gemv_kernel(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, out2_ptr, N, eps, pf_ptr, pf_lines, K: tl.constexpr,
                 NORM: tl.constexpr, RES: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                 PDL: tl.constexpr, PF: tl.constexpr, EVICT: tl.constexpr, DUP: tl.constexpr, EARLY: tl.constexpr,
-                TRIG: tl.constexpr = False, PIPE: tl.constexpr = False, X2D: tl.constexpr = False, ACC2D: tl.constexpr = False):
+                TRIG: tl.constexpr = False, PIPE: tl.constexpr = 0, X2D: tl.constexpr = False, ACC2D: tl.constexpr = False,
+              PRE: tl.constexpr = 1):
     """out[n] = (rstd *) sum_k W[n,k] x[k] (* gain[k]) (+ res[n]); N a multiple of BLOCK_N.
     DUP: the same rows also written to out2 (the start of a sum others add into with atomics).
     TRIG: the next launch (launched with PDL) may start at once, not after this one's wait."""
@@ -180,7 +210,7 @@ def gemv_kernel(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, out2_ptr, N, eps, pf_ptr,
         tl.extra.cuda.gdc_launch_dependents()
     prefetch_l2(pf_ptr, pf_lines, tl.program_id(0), tl.num_programs(0), PF)
     y = gemv_rows(w_ptr, x_ptr, g_ptr, res_ptr, out_ptr, eps, tl.program_id(0), K, NORM, RES, BLOCK_N, BLOCK_K,
-                  PDL, EVICT, EARLY=EARLY, TRIG=TRIG, PIPE=PIPE, X2D=X2D, ACC2D=ACC2D)
+                  PDL, EVICT, EARLY=EARLY, TRIG=TRIG, PIPE=PIPE, X2D=X2D, ACC2D=ACC2D, PRE=PRE)
     if DUP:
         tl.store(out2_ptr + tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N), y)
 
@@ -190,7 +220,8 @@ def pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_t
               K: tl.constexpr, MODE: tl.constexpr, HALF: tl.constexpr, HQ: tl.constexpr, HKV: tl.constexpr, S,
               NPAIR: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr,
               EVICT: tl.constexpr, sync_ptr=None, stage=0, target=0, EARLY: tl.constexpr = False,
-              TRIG: tl.constexpr = False, PIPE: tl.constexpr = False, X2D: tl.constexpr = False, ACC2D: tl.constexpr = False):
+              TRIG: tl.constexpr = False, PIPE: tl.constexpr = 0, X2D: tl.constexpr = False, ACC2D: tl.constexpr = False,
+              PRE: tl.constexpr = 1):
     """Pairs blk*BLOCK_N.. of gemv_pair_kernel (below), x already the input row. EARLY: pos (an input,
     never written in the step) loaded before the weights instead of in the epilogue."""
     p = blk * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -203,7 +234,7 @@ def pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_t
         rows_a = (p // HALF) * (2 * HALF) + p % HALF
         rows_b = rows_a + HALF
     a, b, ssq = _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K, BLOCK_N, BLOCK_K, True, True, PDL, EVICT,
-                            sync_ptr, stage, target, TRIG=TRIG, PIPE=PIPE, X2D=X2D, ACC2D=ACC2D)
+                            sync_ptr, stage, target, TRIG=TRIG, PIPE=PIPE, X2D=X2D, ACC2D=ACC2D, PRE=PRE)
     rstd = tl.math.rsqrt(ssq / K + eps)
     a = a * rstd
     b = b * rstd
@@ -250,7 +281,8 @@ def gemv_pair_kernel(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps,
                      K: tl.constexpr, MODE: tl.constexpr, HALF: tl.constexpr, HQ: tl.constexpr,
                      HKV: tl.constexpr, S, NPAIR: tl.constexpr,
                      BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PDL: tl.constexpr, PF: tl.constexpr,
-                     EVICT: tl.constexpr, EMB: tl.constexpr, EARLY: tl.constexpr, TRIG: tl.constexpr = False, PIPE: tl.constexpr = False, X2D: tl.constexpr = False, ACC2D: tl.constexpr = False):
+                     EVICT: tl.constexpr, EMB: tl.constexpr, EARLY: tl.constexpr, TRIG: tl.constexpr = False, PIPE: tl.constexpr = 0, X2D: tl.constexpr = False, ACC2D: tl.constexpr = False,
+              PRE: tl.constexpr = 1):
     """Two rows per output pair p, with the input RMSNorm fused.
     SWIGLU: rows p and p + NPAIR; out[p] = silu(a) * b.
     QKV_ROPE: head h = p // HALF, j = p % HALF, rows h*2*HALF + j and + HALF (the two halves RoPE
@@ -265,7 +297,7 @@ def gemv_pair_kernel(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps,
         x_ptr = embed_row(x_ptr, tok_ptr, x_out, tl.program_id(0) == 0, K, BLOCK_K)
     pair_rows(w_ptr, x_ptr, g_ptr, out_ptr, kc_ptr, vc_ptr, pos_ptr, eps, log2_theta, tl.program_id(0), K, MODE,
               HALF, HQ, HKV, S, NPAIR, BLOCK_N, BLOCK_K, PDL, EVICT, EARLY=EARLY, TRIG=TRIG, PIPE=PIPE, X2D=X2D,
-              ACC2D=ACC2D)
+              ACC2D=ACC2D, PRE=PRE)
 
 
 def block_n(n_out: int, target_programs: int = 264) -> int:
@@ -287,13 +319,13 @@ def launch_opts(pdl: bool) -> dict:
 
 def gemv(out, w, x, gain=None, res=None, eps: float = 1e-5, block_k: int = 1024, pdl: bool = False,
          num_warps: int = 4, target_programs: int = 264, pf=None, pf_policy: int = PF_EVICT_LAST,
-         evict: str = "", out2=None, early: bool = True, trig: bool = False, pipe: bool = False,
-         x2d: bool = False, acc2d: bool = False) -> None:
+         evict: str = "", out2=None, early: bool = True, trig: bool = False, pipe: int = 0,
+         x2d: bool = False, acc2d: bool = False, pre: int = 1) -> None:
     """out (N,) fp32 = [rmsnorm(x) * gain] W^T (+ res); w (N,K) bf16, x (K,) fp32, gain (K,) bf16;
     pf: a contiguous bf16 tensor to ask the L2 for (or None); out2 (N,) fp32: a second copy of out;
     early: res loaded before the weights (not with PDL, whose wait comes after the first loads);
-    trig: the next launch, launched with PDL, may start as soon as this one does; pipe, x2d, acc2d: the
-    loop's form (_rows_dot's PIPE, X2D, ACC2D)."""
+    trig: the next launch, launched with PDL, may start as soon as this one does; pipe, x2d, acc2d, pre: the
+    loop's form (_rows_dot's PIPE, X2D, ACC2D, PRE)."""
     n, k = w.shape
     bk = min(block_k, k)
     bn = block_n(n, target_programs)
@@ -303,19 +335,19 @@ def gemv(out, w, x, gain=None, res=None, eps: float = 1e-5, block_k: int = 1024,
                             NORM=gain is not None,
                             RES=res is not None, BLOCK_N=bn, BLOCK_K=bk, PDL=pdl and not interpreting(),
                             PF=pf_mode, EVICT=evict, DUP=out2 is not None, EARLY=early and not pdl,
-                            TRIG=trig and not interpreting(), PIPE=pipe, X2D=x2d, ACC2D=acc2d, num_warps=num_warps,
-                            **launch_opts(pdl))
+                            TRIG=trig and not interpreting(), PIPE=int(pipe), X2D=x2d, ACC2D=acc2d, PRE=pre,
+                            num_warps=num_warps, **launch_opts(pdl))
 
 
 def gemv_pair(out, w, x, gain, mode: int, kc=None, vc=None, pos=None, heads=(0, 0), head_dim=2,
               eps: float = 1e-5, theta: float = 500000.0, block_k: int = 1024, pdl: bool = False,
               num_warps: int = 4, target_programs: int = 264, pf=None, pf_policy: int = PF_EVICT_LAST,
-              evict: str = "", tok=None, x_out=None, early: bool = True, trig: bool = False, pipe: bool = False,
-              x2d: bool = False, acc2d: bool = False) -> None:
+              evict: str = "", tok=None, x_out=None, early: bool = True, trig: bool = False, pipe: int = 0,
+              x2d: bool = False, acc2d: bool = False, pre: int = 1) -> None:
     """SWIGLU: out (N/2,) fp32 from w (N, K) = [gate; up]. QKV_ROPE: out (Hq*D,) fp32 q, K/V written to
     kc, vc (Hkv, S, D) bf16 at pos (1,) int64; w ((Hq+2Hkv)*D, K). x (K,) fp32, gain (K,) bf16; or, with
     tok (1,) int64, x (V, K) bf16 a table whose row tok is the input, copied to x_out (K,) fp32.
-    trig: the next launch, launched with PDL, may start as soon as this one does; pipe, x2d, acc2d: gemv's."""
+    trig: the next launch, launched with PDL, may start as soon as this one does; pipe, x2d, acc2d, pre: gemv's."""
     n2, k = w.shape
     npair = n2 // 2
     bk = min(block_k, k)
@@ -329,4 +361,5 @@ def gemv_pair(out, w, x, gain, mode: int, kc=None, vc=None, pos=None, heads=(0, 
         tok if tok is not None else out, x_out if x_out is not None else out,
         K=k, MODE=mode, HALF=head_dim // 2, HQ=hq, HKV=hkv, S=S, NPAIR=npair, BLOCK_N=bn, BLOCK_K=bk,
         PDL=pdl and not interpreting(), PF=pf_mode, EVICT=evict, EMB=tok is not None, EARLY=early,
-        TRIG=trig and not interpreting(), PIPE=pipe, X2D=x2d, ACC2D=acc2d, num_warps=num_warps, **launch_opts(pdl))
+        TRIG=trig and not interpreting(), PIPE=int(pipe), X2D=x2d, ACC2D=acc2d, PRE=pre,
+        num_warps=num_warps, **launch_opts(pdl))

@@ -173,6 +173,21 @@ PX = (  # --px: the flat sweep's gain (pipe + x2d, no acc2d: d4aa9ec) by part an
     _t5(down=_PX, gate_up={**_PX, "block_k": 512}), _T5, _DGP,
 )
 PX_MORE = (_T5, _DP, _DGP, PX[3], _T5, _DGP)
+_P2X = {"pipe": 2, "x2d": True}
+
+
+def _dg(down=None, gate_up=None, **kinds) -> dict:
+    """_DGP (down and gate/up with pipe + x2d) with these kinds' entries updated."""
+    return _t5(down={**_PX, **(down or {})}, gate_up={**_PX, **(gate_up or {})}, **kinds)
+
+
+DEEP = (  # --deep: the GEMV pipeline two chunks deep, two chunks before the wait, around _DGP (6c3cfb2: 0.757 ms)
+    _T5, _DGP, _dg(down=_P2X), _dg(down={"pre": 2}), _dg(down={**_P2X, "pre": 2}),
+    _dg(down={**_P2X, "block_k": 1024}), _dg(down={**_P2X, "block_k": 1024, "pre": 2}), _dg(gate_up={"pre": 2}),
+    _dg(gate_up={**_P2X, "block_k": 512}), _dg(gate_up={"block_k": 512, "pre": 2}), _DGP, _dg(head=_PX),
+    _dg(gate_up={"target_programs": 4096}), _dg(down={"target_programs": 264}), _T5, _DGP,
+)
+DEEP_MORE = (_T5, _DGP, DEEP[2], DEEP[3], DEEP[4], _T5)
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
@@ -181,7 +196,7 @@ SETS = {
     "pdl_retune": (PDL_RETUNE, PDL_RETUNE_MORE, ()), "pdl_tiles": (PDL_TILES, PDL_TILES_MORE, PDL_TILES[:1] + PDL_TILES[4:5]),
     "pdl_round3": (PDL_ROUND3, PDL_ROUND3_MORE, PDL_ROUND3[:1]), "pdl_round4": (PDL_ROUND4, PDL_ROUND4_MORE, ()),
     "pdl_round5": (PDL_ROUND5, PDL_ROUND5_MORE, PDL_ROUND5[1:2]), "flat": (FLAT, FLAT_MORE, FLAT[3:4]),
-    "px": (PX, PX_MORE, PX[2:3]),
+    "px": (PX, PX_MORE, PX[2:3]), "deep": (DEEP, DEEP_MORE, DEEP[2:3]),
 }
 
 
