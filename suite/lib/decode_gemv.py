@@ -111,7 +111,7 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
     wb = wa
     if TWO:
         wb = _w_chunk(w_ptr, rows_b, K, 0, cols, EVICT)
-    if PRE >= 2 and NCH > 1:
+    if PRE == 2 and NCH > 1:
         na = _w_chunk(w_ptr, rows_a, K, BLOCK_K, cols, EVICT)
         nb = na
         if TWO:
@@ -123,7 +123,7 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
     _wait(PDL, sync_ptr, stage, target)
     if not TRIG:
         _launch_next(PDL)
-    if PIPE >= 2 and PRE < 2 and NCH > 1:
+    if PIPE == 2 and PRE != 2 and NCH > 1:
         na = _w_chunk(w_ptr, rows_a, K, BLOCK_K, cols, EVICT)
         nb = na
         if TWO:
@@ -137,14 +137,14 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
     ssq = tl.zeros([BLOCK_K], tl.float32)
     for i in tl.static_range(NCH):
         k0 = i * BLOCK_K
-        # what is loaded here: chunk i + PIPE (PIPE >= 1; chunk 1 may already be in (na, nb) from before the
+        # what is loaded here: chunk i + PIPE (PIPE; chunk 1 may already be in (na, nb) from before the
         # loop), or chunk i itself (PIPE 0, except chunk 1 under PRE 2)
-        if PIPE >= 2 and i + 2 < NCH:
+        if PIPE == 2 and i + 2 < NCH:
             n2a = _w_chunk(w_ptr, rows_a, K, k0 + 2 * BLOCK_K, cols, EVICT)
             n2b = n2a
             if TWO:
                 n2b = _w_chunk(w_ptr, rows_b, K, k0 + 2 * BLOCK_K, cols, EVICT)
-        if PIPE == 1 and i + 1 < NCH and not (i == 0 and PRE >= 2):
+        if PIPE == 1 and i + 1 < NCH and not (i == 0 and PRE == 2):
             na = _w_chunk(w_ptr, rows_a, K, k0 + BLOCK_K, cols, EVICT)
             nb = na
             if TWO:
@@ -152,7 +152,7 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
         x, xg = _x_chunk(x_ptr, g_ptr, k0, cols, rows_a, NORM, X2D)
         if NORM:
             ssq += x * x
-        if PIPE == 0 and i > 0 and not (i == 1 and PRE >= 2):
+        if not PIPE and i > 0 and not (i == 1 and PRE == 2):
             wa = _w_chunk(w_ptr, rows_a, K, k0, cols, EVICT)
             if TWO:
                 wb = _w_chunk(w_ptr, rows_b, K, k0, cols, EVICT)
@@ -160,10 +160,10 @@ def _rows_dot(w_ptr, rows_a, rows_b, x_ptr, g_ptr, K: tl.constexpr, BLOCK_N: tl.
         acc_a = _fma_chunk(acc_a, wa, xg, ACC2D, X2D)
         if TWO:
             acc_b = _fma_chunk(acc_b, wb, xg, ACC2D, X2D)
-        if i + 1 < NCH and (PIPE >= 1 or (i == 0 and PRE >= 2)):
+        if i + 1 < NCH and (PIPE or (i == 0 and PRE == 2)):
             wa = na
             wb = nb
-            if PIPE >= 2 and i + 2 < NCH:
+            if PIPE == 2 and i + 2 < NCH:
                 na = n2a
                 nb = n2b
     if ACC2D:
