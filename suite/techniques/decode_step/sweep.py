@@ -15,7 +15,6 @@ import argparse
 import json
 import time
 
-from suite.techniques.decode_step import TUNED_ARGS  # noqa: E402 (spec data only, no torch)
 
 DEV = {"device": "cuda", "params": {}}  # set by main(): a CPU dry run uses "cpu" and tiny params
 
@@ -140,7 +139,7 @@ PDL_ROUND4 = (  # --pdl-round4: round 3's two near-gains together, attention's w
     {**_TA, "evict": "evict_first"}, {**_TA, "pf_qkv_next": True}, _TA, {**_TA, "tune": _T4},
 )
 PDL_ROUND4_MORE = (_TA, {**_TA, "tune": _T4}, {**_TA, "attn_warps": 2}, {**_TA, "attn_warps": 8}, _TA)
-_T5 = TUNED_ARGS  # the shipped step (its parts: _TA + _T4 + attn_warps "auto")
+_T5 = {**_TA, "tune": _T4, "attn_warps": "auto"}  # TUNED_ARGS from 3de70d1 to 5fc16e9 (before the loop forms)
 PDL_ROUND5 = (  # --pdl-round5: the new tuned step against its parts, alternated
     _TA, _T5, {**_T5, "attn_warps": 1}, {**_TA, "attn_warps": "auto"}, _T5, {**_T5, "tune": {**_T4, "gate_up": {}}},
     {**_T5, "tune": {**_T4, "o_proj": {"block_k": 2048, "target_programs": 264}}}, _TA, _T5,
