@@ -187,6 +187,14 @@ DEEP = (  # --deep: the GEMV pipeline two chunks deep, two chunks before the wai
     _dg(gate_up={"target_programs": 4096}), _dg(down={"target_programs": 264}), _T5, _DGP,
 )
 DEEP_MORE = (_T5, _DGP, DEEP[2], DEEP[3], DEEP[4], _T5)
+_W = lambda n: {"num_warps": n}  # noqa: E731
+PX2 = (  # --px2: warps and the last kinds' loop forms around TUNED_ARGS at bfbd0b7 (= _DGP)
+    _DGP, _dg(head=_PX), _dg(head=_PX, down=_W(8)), _dg(down=_W(2)), _dg(gate_up=_W(8)), _dg(gate_up=_W(2)),
+    _dg(head=_PX, o_proj={"x2d": True}), _dg(head={**_PX, **_W(8)}), _DGP, _dg(head=_PX),
+    _dg(head=_PX, qkv={"x2d": True, "target_programs": 1056}), _dg(head=_PX, down=_W(8), gate_up=_W(8)), _DGP,
+    _dg(head=_PX),
+)
+PX2_MORE = (_DGP, _dg(head=_PX), PX2[2], PX2[4], _DGP, _dg(head=_PX))
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
@@ -196,6 +204,7 @@ SETS = {
     "pdl_round3": (PDL_ROUND3, PDL_ROUND3_MORE, PDL_ROUND3[:1]), "pdl_round4": (PDL_ROUND4, PDL_ROUND4_MORE, ()),
     "pdl_round5": (PDL_ROUND5, PDL_ROUND5_MORE, PDL_ROUND5[1:2]), "flat": (FLAT, FLAT_MORE, FLAT[3:4]),
     "px": (PX, PX_MORE, PX[2:3]), "deep": (DEEP, DEEP_MORE, DEEP[2:3]),
+    "px2": (PX2, PX2_MORE, PX2[1:2]),
 }
 
 
