@@ -195,6 +195,22 @@ PX2 = (  # --px2: warps and the last kinds' loop forms around TUNED_ARGS at bfbd
     _dg(head=_PX),
 )
 PX2_MORE = (_DGP, _dg(head=_PX), PX2[2], PX2[4], _DGP, _dg(head=_PX))
+_DGH = _dg(head=_PX)
+
+
+def _b(gate_up=None, **kinds) -> dict:
+    """_DGH with gate/up on 2 warps (01a99cb: 0.736 against 0.752-0.753 ms) and these entries updated."""
+    return _dg(head=_PX, gate_up={**_W(2), **(gate_up or {})}, **kinds)
+
+
+_B = _b()
+PX3 = (  # --px3: fewer warps per GEMV program (one warp: no barrier at all in its reductions), around _B
+    _B, _b(gate_up=_W(1)), _b(gate_up={**_W(1), "block_k": 512}), _b(gate_up={**_W(1), "target_programs": 4096}),
+    _b(gate_up={"block_k": 512}), _b(gate_up={"target_programs": 4096}), _b(gate_up={"pipe": 0, "x2d": False}),
+    _b(down={**_PX, **_W(1), "block_k": 1024}), _B, _b(down={**_PX, **_W(1), "block_k": 512}),
+    _b(down={**_PX, **_W(2), "block_k": 1024}), _b(qkv={"block_k": 2048, **_W(2)}), _DGH, _B,
+)
+PX3_MORE = (_B, _DGH, PX3[1], PX3[3], PX3[7], _B)
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
@@ -205,6 +221,7 @@ SETS = {
     "pdl_round5": (PDL_ROUND5, PDL_ROUND5_MORE, PDL_ROUND5[1:2]), "flat": (FLAT, FLAT_MORE, FLAT[3:4]),
     "px": (PX, PX_MORE, PX[2:3]), "deep": (DEEP, DEEP_MORE, DEEP[2:3]),
     "px2": (PX2, PX2_MORE, PX2[1:2]),
+    "px3": (PX3, PX3_MORE, PX3[:1]),
 }
 
 
