@@ -14,12 +14,14 @@ GBPS = Metric("gbps", "GB/s", "higher")
 # QKV in one chunk, O on 132 programs, gate/up on 1056, attention in splits of one tile on warps by its
 # tile (H200 sweeps at 0683afc, cb7885e, 4e687c6, 35e1eb5, 3de70d1: docs/data/h200_decode_step_sweep_pdl_*.json)
 PDL_ALL = ("qkv", "attention", "o_proj", "gate_up", "down", "head")
-# down and gate/up with the next chunk's weights loaded before this chunk's reduction and x in the weight tile's
-# layout (pipe + x2d: H200 sweeps at d4aa9ec, 6c3cfb2: 0.757 against 0.773-0.778 ms at KV 1024)
+# down, gate/up and the head with the next chunk's weights loaded before this chunk's reduction and x in the
+# weight tile's layout (pipe + x2d: H200 sweeps at d4aa9ec, 6c3cfb2: 0.757 against 0.773-0.778 ms at KV 1024),
+# gate/up on 2 warps (01a99cb: 0.736 against 0.752-0.756)
 TUNED_ARGS = {"mma_attention": True, "fuse_embed": True, "pdl_kinds": PDL_ALL, "block_s": "split", "attn_warps": "auto",
               "tune": {"down": {"block_k": 2048, "pipe": 1, "x2d": True},
                        "o_proj": {"block_k": 2048, "target_programs": 132}, "qkv": {"block_k": 2048},
-                       "gate_up": {"target_programs": 1056, "pipe": 1, "x2d": True}}}
+                       "gate_up": {"target_programs": 1056, "pipe": 1, "x2d": True, "num_warps": 2},
+                       "head": {"pipe": 1, "x2d": True}}}
 PERSISTENT_ARGS = {}
 # from the H200 front sweep (docs/data/h200_decode_step_sweep_dataflow_kv1024_ec5029f.json): items in launch
 # order (tickets cost 0.04 ms) and O items of 8 rows (0.03 ms), here with their first 1024 columns loaded
@@ -65,8 +67,8 @@ TECHNIQUE = Technique(
                   "the down and O GEMVs streaming K in chunks of 2048 (every per-launch step loads the GEMVs' residual "
                   "and the position before the weights); every launch started early by PDL, loading its first "
                   "weights (attention: its first cache tile) before it waits; QKV in one chunk, O on 132 programs, "
-                  "gate/up on 1056, attention in splits of one tile; down and gate/up loading each chunk's weights before the "
-                  "previous chunk's reduction, x in the weight tile's layout"),
+                  "gate/up on 1056, attention in splits of one tile; down, gate/up and the head loading each chunk's weights "
+                  "before the previous chunk's reduction, x in the weight tile's layout, gate/up on 2 warps"),
         Impl("triton_persistent", f"{_PKG}.triton_persistent:run", args=PERSISTENT_ARGS, graph=True,
              requires=("triton",),
              note="the whole step as one persistent launch: grid barriers between stages, each program "
