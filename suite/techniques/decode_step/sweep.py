@@ -211,6 +211,11 @@ PX3 = (  # --px3: fewer warps per GEMV program (one warp: no barrier at all in i
     _b(down={**_PX, **_W(2), "block_k": 1024}), _b(qkv={"block_k": 2048, **_W(2)}), _DGH, _B,
 )
 PX3_MORE = (_B, _DGH, PX3[1], PX3[3], PX3[7], _B)
+KV8K = (  # --kv8k (run with --kv 8192 --more-kv 1024): attention's tile and warps at the long end, around _B
+    _B, {**_B, "block_s": 256, "attn_warps": 8}, {**_B, "block_s": 256, "attn_warps": 4}, {**_B, "attn_warps": 8},
+    {**_B, "attn_warps": 2}, _B, _b(o_proj={"block_k": 2048, "target_programs": 132, **_W(8)}), {**_B, "block_s": 64}, _B,
+)
+KV8K_MORE = (_B, KV8K[6], _B)
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
@@ -221,7 +226,7 @@ SETS = {
     "pdl_round5": (PDL_ROUND5, PDL_ROUND5_MORE, PDL_ROUND5[1:2]), "flat": (FLAT, FLAT_MORE, FLAT[3:4]),
     "px": (PX, PX_MORE, PX[2:3]), "deep": (DEEP, DEEP_MORE, DEEP[2:3]),
     "px2": (PX2, PX2_MORE, PX2[1:2]),
-    "px3": (PX3, PX3_MORE, PX3[:1]),
+    "px3": (PX3, PX3_MORE, PX3[:1]), "kv8k": (KV8K, KV8K_MORE, KV8K[:1]),
 }
 
 
