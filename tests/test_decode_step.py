@@ -107,6 +107,28 @@ def test_split_kv_attention_merges_splits_and_skips_chunks_past_pos(S, pos, mma)
     assert attn.count.eq(0).all()
 
 
+@pytest.mark.parametrize("mma", [False, True])
+@pytest.mark.parametrize("S,pos", [(200, 199), (200, 40), (70, 0)])
+def test_merge_in_groups_of_splits_gives_the_merge_of_all_at_once(S, pos, mma):
+    """merge=1: the last split reads the partials one split at a time (fewer registers); the output
+    matches the merge that loads them all to fp32 rounding, and the counters return to zero."""
+    hq, hkv, D = 8, 2, 16
+    g = torch.Generator().manual_seed(3 * S + pos)
+    q = torch.randn(hq * D, generator=g)
+    kc = torch.randn(hkv, S, D, generator=g).to(torch.bfloat16)
+    vc = torch.randn(hkv, S, D, generator=g).to(torch.bfloat16)
+    attn = DecodeAttention(hq, hkv, S, D, "cpu", block_s=16 if not mma else 32, mma=mma)
+    assert attn.nsplit == 2
+    outs = []
+    for merge in (0, 1, 2, 1):
+        outs.append(torch.full((hq * D,), float("nan")))
+        attn(outs[-1], q, kc, vc, torch.tensor([pos]), merge=merge)
+    assert torch.isfinite(outs[1]).all() and attn.count.eq(0).all()
+    assert torch.equal(outs[1], outs[3]) and torch.equal(outs[0], outs[2])
+    assert rel_err(outs[1], outs[0]) < 1e-6
+    assert rel_err(outs[1], _attention(q, kc, vc, pos, hq)) < (1e-2 if mma else 1e-5)
+
+
 @pytest.mark.parametrize("pos", [40, 69])
 def test_early_kv_loads_ignore_whatever_the_slots_past_pos_hold(pos):
     """The tensor-core kernel loads K/V without waiting for pos: NaN and inf past pos change nothing."""

@@ -19,8 +19,10 @@ from suite.lib.triton_round import round_bf16
 
 @triton.jit
 def _store_and_merge(acc, m, lsum, g, d, rmask, hk, sp, part_o, part_ml, count_ptr, out_ptr,
-                     G: tl.constexpr, D: tl.constexpr, NSPLIT: tl.constexpr):
-    """Store this split's partial (rows g < G of acc, m, lsum); the KV head's last split merges all."""
+                     G: tl.constexpr, D: tl.constexpr, NSPLIT: tl.constexpr, MERGE: tl.constexpr = 0):
+    """Store this split's partial (rows g < G of acc, m, lsum); the KV head's last split merges all.
+    MERGE: the merge reads the partials MERGE splits at a time (0: all at once, NSPLIT*G*D fp32 held in
+    registers, which sets the whole kernel's register count)."""
     slot = hk * NSPLIT + sp
     tl.store(part_o + (slot * G + g)[:, None] * D + d[None, :], acc, mask=rmask[:, None])
     tl.store(part_ml + (slot * G + g) * 2, m, mask=rmask)
@@ -36,8 +38,17 @@ def _store_and_merge(acc, m, lsum, g, d, rmask, hk, sp, part_o, part_ml, count_p
         mx = tl.max(ms, 0)  # (G,); split 0 always holds slot 0 <= pos, so finite
         wgt = tl.math.exp2(ms - mx[None, :])
         den = tl.sum(wgt * ls, 0)
-        po = tl.load(part_o + rows[:, :, None] * D + d[None, None, :])  # (NSPLIT, G, D)
-        o = tl.sum(wgt[:, :, None] * po, 0) / den[:, None]
+        if MERGE == 0:
+            po = tl.load(part_o + rows[:, :, None] * D + d[None, None, :])  # (NSPLIT, G, D)
+            o = tl.sum(wgt[:, :, None] * po, 0) / den[:, None]
+        else:
+            o = tl.zeros([G, D], tl.float32)
+            for c in tl.range(0, NSPLIT, MERGE):
+                rc = (hk * NSPLIT + c + tl.arange(0, MERGE))[:, None] * G + gg[None, :]  # (MERGE, G)
+                wc = tl.math.exp2(tl.load(part_ml + rc * 2) - mx[None, :])
+                po = tl.load(part_o + rc[:, :, None] * D + d[None, None, :])  # (MERGE, G, D)
+                o += tl.sum(wc[:, :, None] * po, 0)
+            o = o / den[:, None]
         tl.store(out_ptr + (hk * G + gg)[:, None] * D + d[None, :], o)
         tl.atomic_xchg(count_ptr + hk, 0)
 
@@ -46,7 +57,7 @@ def _store_and_merge(acc, m, lsum, g, d, rmask, hk, sp, part_o, part_ml, count_p
 def decode_attn_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale,
                        pf_ptr, pf_lines,
                        G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
-                       NSPLIT: tl.constexpr, PDL: tl.constexpr, PF: tl.constexpr):
+                       NSPLIT: tl.constexpr, PDL: tl.constexpr, PF: tl.constexpr, MERGE: tl.constexpr = 0):
     hk = tl.program_id(0)
     sp = tl.program_id(1)
     prefetch_l2(pf_ptr, pf_lines, hk * NSPLIT + sp, tl.num_programs(0) * NSPLIT, PF)
@@ -74,7 +85,7 @@ def decode_attn_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_pt
         lsum = lsum * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * v[None, :, :], 1)
         m = m_new
-    _store_and_merge(acc, m, lsum, g, d, g < G, hk, sp, part_o, part_ml, count_ptr, out_ptr, G, D, NSPLIT)
+    _store_and_merge(acc, m, lsum, g, d, g < G, hk, sp, part_o, part_ml, count_ptr, out_ptr, G, D, NSPLIT, MERGE)
 
 
 @triton.jit
@@ -82,7 +93,8 @@ def decode_attn_mma_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, coun
                            pf_ptr, pf_lines,
                            G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
                            NSPLIT: tl.constexpr, PDL: tl.constexpr, UPCAST: tl.constexpr, PF: tl.constexpr,
-                           EARLY: tl.constexpr, PRE: tl.constexpr = False, TRIG: tl.constexpr = False):
+                           EARLY: tl.constexpr, PRE: tl.constexpr = False, TRIG: tl.constexpr = False,
+                           MERGE: tl.constexpr = 0):
     """The same split and merge with both products on tensor cores (attn_mma_item). TRIG: let the next
     launch start now (griddepcontrol), not after this one's wait. PRE: the split's first tile of the
     cache slots before pos loaded before the wait (no launch writes them in the step)."""
@@ -96,7 +108,7 @@ def decode_attn_mma_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, coun
         if not TRIG:
             _launch_next(PDL)
     attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale, hk, sp,
-                  G, D, CHUNK, BLOCK_S, NSPLIT, UPCAST, EARLY, PRE=PRE, PDL=PDL)
+                  G, D, CHUNK, BLOCK_S, NSPLIT, UPCAST, EARLY, PRE=PRE, PDL=PDL, MERGE=MERGE)
 
 
 @triton.jit
@@ -131,7 +143,7 @@ def _attn_tile(q, kt, v, valid, m, lsum, acc, UPCAST: tl.constexpr):
 def attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale, hk, sp,
                   G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
                   NSPLIT: tl.constexpr, UPCAST: tl.constexpr, EARLY: tl.constexpr = False,
-                  PRE: tl.constexpr = False, PDL: tl.constexpr = 0):
+                  PRE: tl.constexpr = False, PDL: tl.constexpr = 0, MERGE: tl.constexpr = 0):
     """KV head hk, split sp: both products on tensor cores, the G query rows padded to 16 (an MMA
     tile's least M), q and p rounded to bf16 as flash attention does; the head's last split merges.
     EARLY: K and V loaded masked by S only, so their loads do not wait for pos's; slots past pos are
@@ -172,7 +184,7 @@ def attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, ou
         else:
             kt, v = _kv_tile(kc_ptr, vc_ptr, base, s, d, valid, D)
         m, lsum, acc = _attn_tile(q, kt, v, valid, m, lsum, acc, UPCAST)
-    _store_and_merge(acc, m, lsum, g, d, g < G, hk, sp, part_o, part_ml, count_ptr, out_ptr, G, D, NSPLIT)
+    _store_and_merge(acc, m, lsum, g, d, g < G, hk, sp, part_o, part_ml, count_ptr, out_ptr, G, D, NSPLIT, MERGE)
 
 
 def split_plan(S: int, block_s: int = 32, max_split: int = 64, min_tiles: int = 2) -> tuple[int, int]:
@@ -217,12 +229,14 @@ class DecodeAttention:
         self.num_warps = num_warps
 
     def __call__(self, out, q, kc, vc, pos, pf=None, pf_policy: int = PF_EVICT_LAST, early: bool = False,
-                 pdl: bool | None = None, trig: bool = False, pre: bool = False) -> None:
+                 pdl: bool | None = None, trig: bool = False, pre: bool = False, merge: int = 0) -> None:
         """out (Hq*D,) fp32 <- softmax(q k^T / sqrt(D)) v over cache slots 0..pos; q (Hq*D,) fp32,
         kc, vc (Hkv, S, D) bf16, pos (1,) int64; pf: a bf16 tensor to ask the L2 for, or None; early:
         the tensor-core kernel's K/V loads issued without waiting for pos. pdl: this launch's PDL (None:
         the instance's); trig: the next launch may start at once; pre: the cache's first tile before
-        pos loaded before the wait (tensor-core kernel)."""
+        pos loaded before the wait (tensor-core kernel); merge: the last split merges the partials this
+        many splits at a time (0: all at once; at KV 8192, 64 splits, compiled for sm_90: 162 registers a
+        thread with 0, 96 with 4-16, so 5 programs of 4 warps fit an SM instead of 3)."""
         pdl = self.pdl if pdl is None else pdl and not interpreting()
         pf_t, pf_lines, pf_mode = prefetch_args(pf, pf_policy)
         scale = math.log2(math.e) / math.sqrt(self.d)
@@ -233,5 +247,5 @@ class DecodeAttention:
         kernel[(self.hkv, self.nsplit)](
             q, kc, vc, pos, self.part_o, self.part_ml, self.count, out, self.S, scale,
             pf_t if pf_mode else kc, pf_lines, PF=pf_mode, G=self.g, D=self.d, CHUNK=self.chunk,
-            BLOCK_S=self.block_s, NSPLIT=self.nsplit,
+            BLOCK_S=self.block_s, NSPLIT=self.nsplit, MERGE=min(merge, self.nsplit),
             PDL=pdl, num_warps=self.num_warps, **extra, **({"launch_pdl": True} if pdl else {}))

@@ -216,6 +216,12 @@ KV8K = (  # --kv8k (run with --kv 8192 --more-kv 1024): attention's tile and war
     {**_B, "attn_warps": 2}, _B, _b(o_proj={"block_k": 2048, "target_programs": 132, **_W(8)}), {**_B, "block_s": 64}, _B,
 )
 KV8K_MORE = (_B, KV8K[6], _B)
+_M = lambda n, **kw: {**_B, "attn_merge": n, **kw}  # noqa: E731
+MERGE = (  # --merge (run with --kv 8192 --more-kv 1024): attention's merge in groups of splits (fewer registers)
+    _B, _M(8), _M(16), _M(4), _B, _M(8, attn_warps=8), _M(16, max_split=128), _M(32, max_split=128),
+    _M(8, block_s=256, attn_warps=8), _M(8), _B,
+)
+MERGE_MORE = (_B, _M(8), _M(4), _M(16), _B, _M(8))
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
@@ -227,6 +233,7 @@ SETS = {
     "px": (PX, PX_MORE, PX[2:3]), "deep": (DEEP, DEEP_MORE, DEEP[2:3]),
     "px2": (PX2, PX2_MORE, PX2[1:2]),
     "px3": (PX3, PX3_MORE, PX3[:1]), "kv8k": (KV8K, KV8K_MORE, KV8K[:1]),
+    "merge": (MERGE, MERGE_MORE, MERGE[:2]),
 }
 
 
