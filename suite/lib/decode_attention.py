@@ -229,14 +229,16 @@ class DecodeAttention:
         self.num_warps = num_warps
 
     def __call__(self, out, q, kc, vc, pos, pf=None, pf_policy: int = PF_EVICT_LAST, early: bool = False,
-                 pdl: bool | None = None, trig: bool = False, pre: bool = False, merge: int = 0) -> None:
+                 pdl: bool | None = None, trig: bool = False, pre: bool = False, merge: int = 0, maxnreg: int | None = None) -> None:
         """out (Hq*D,) fp32 <- softmax(q k^T / sqrt(D)) v over cache slots 0..pos; q (Hq*D,) fp32,
         kc, vc (Hkv, S, D) bf16, pos (1,) int64; pf: a bf16 tensor to ask the L2 for, or None; early:
         the tensor-core kernel's K/V loads issued without waiting for pos. pdl: this launch's PDL (None:
         the instance's); trig: the next launch may start at once; pre: the cache's first tile before
         pos loaded before the wait (tensor-core kernel); merge: the last split merges the partials this
         many splits at a time (0: all at once; at KV 8192, 64 splits, compiled for sm_90: 162 registers a
-        thread with 0, 96 with 4-16, so 5 programs of 4 warps fit an SM instead of 3)."""
+        thread with 0, 96 with 4-16, so 5 programs of 4 warps fit an SM instead of 3); maxnreg: the
+        registers a thread may use (ptxas spills the rest; at KV 8192, 128: 64 bytes spilled, 4 programs
+        an SM, so the 512 programs fit in one wave on 132 SMs)."""
         pdl = self.pdl if pdl is None else pdl and not interpreting()
         pf_t, pf_lines, pf_mode = prefetch_args(pf, pf_policy)
         scale = math.log2(math.e) / math.sqrt(self.d)
@@ -248,4 +250,5 @@ class DecodeAttention:
             q, kc, vc, pos, self.part_o, self.part_ml, self.count, out, self.S, scale,
             pf_t if pf_mode else kc, pf_lines, PF=pf_mode, G=self.g, D=self.d, CHUNK=self.chunk,
             BLOCK_S=self.block_s, NSPLIT=self.nsplit, MERGE=min(merge, self.nsplit),
-            PDL=pdl, num_warps=self.num_warps, **extra, **({"launch_pdl": True} if pdl else {}))
+            PDL=pdl, num_warps=self.num_warps, **extra, **({"launch_pdl": True} if pdl else {}),
+            **({"maxnreg": maxnreg} if maxnreg and not interpreting() else {}))

@@ -222,6 +222,12 @@ MERGE = (  # --merge (run with --kv 8192 --more-kv 1024): attention's merge in g
     _M(8, block_s=256, attn_warps=8), _M(8), _B,
 )
 MERGE_MORE = (_B, _M(8), _M(4), _M(16), _B, _M(8))
+_R = lambda n, **kw: {**_B, "attn_maxnreg": n, **kw}  # noqa: E731
+NREG = (  # --nreg (run with --kv 8192 --more-kv 1024): attention's registers capped, so its programs fit one wave
+    _B, _R(128), _R(96), _R(104), _B, {**_B, "max_split": 32, "block_s": 128}, _R(128, attn_pre=False),
+    _R(128, max_split=32, block_s=128, attn_warps=8), _R(128), _B, _R(112), _R(128),
+)
+NREG_MORE = (_B, _R(128), _R(96), _B, _R(128))
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
@@ -233,7 +239,7 @@ SETS = {
     "px": (PX, PX_MORE, PX[2:3]), "deep": (DEEP, DEEP_MORE, DEEP[2:3]),
     "px2": (PX2, PX2_MORE, PX2[1:2]),
     "px3": (PX3, PX3_MORE, PX3[:1]), "kv8k": (KV8K, KV8K_MORE, KV8K[:1]),
-    "merge": (MERGE, MERGE_MORE, MERGE[:2]),
+    "merge": (MERGE, MERGE_MORE, MERGE[:2]), "nreg": (NREG, NREG_MORE, NREG[:2]),
 }
 
 

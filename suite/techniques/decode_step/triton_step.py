@@ -22,7 +22,7 @@ launch kinds started with PDL (pdl=True: all of them): the launch before each le
 (griddepcontrol), and it loads what no earlier launch of the step writes (its first weight chunk;
 attention, with attn_pre, its first tile of the cache slots before pos) before it waits. attn_warps: the
 attention launch's warps ("auto": by its tile, DecodeAttention); block_s: its tile of cache slots ("split": one tile a split, decode_attention.tile_for);
-attn_merge: the splits its merge reads at a time (0: all).
+attn_merge: the splits its merge reads at a time (0: all); attn_maxnreg: its register cap (None: ptxas's).
 Defaults from the H200 sweep at KV 1024 (docs/data/h200_decode_step_sweep_*.json)."""
 from __future__ import annotations
 
@@ -57,7 +57,8 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
           pf_qkv_next: bool = False, pf_policy: int = 1, evict: str = "", fuse_embed: bool = False,
           tune: dict | None = None, max_split: int = 64, fuse_mlp: bool = False,
           wd_t=None, early: bool = True, early_kv: bool = False, pdl_kinds: tuple = (),
-          attn_pre: bool = True, attn_warps: int | str = 4, attn_merge: int = 0) -> list[tuple[str, Callable[[], None]]]:
+          attn_pre: bool = True, attn_warps: int | str = 4, attn_merge: int = 0,
+          attn_maxnreg: int | None = None) -> list[tuple[str, Callable[[], None]]]:
     """The step's launches in order as (kind, call): embed, then per layer qkv, attention, o_proj,
     gate_up, down (or, fused, mlp), then head (run() calls them all; sweep.py also times each kind alone)."""
     if pdl_kinds and emb.is_cuda and torch.cuda.get_device_capability(emb.device)[0] < 9:
@@ -80,7 +81,8 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
         o["trig"] = not pdl and nxt.get(k) in pdl_kinds
     a_pdl = pdl or "attention" in pdl_kinds
     attn_opts = {"pdl": a_pdl, "trig": not pdl and "o_proj" in pdl_kinds,
-                 "pre": attn_pre and mma_attention and a_pdl and not pdl, "merge": attn_merge}
+                 "pre": attn_pre and mma_attention and a_pdl and not pdl, "merge": attn_merge,
+                 "maxnreg": attn_maxnreg}
     down_trig = {last: not pdl and nk in pdl_kinds for last, nk in ((False, "qkv"), (True, "head"))}
     mlp_opts = {"evict": evict, **(tune or {}).get("mlp", {})}
     out_steps = [] if fuse_embed else [("embed", lambda: hs[0].copy_(emb.index_select(0, token)[0]))]
