@@ -228,6 +228,12 @@ NREG = (  # --nreg (run with --kv 8192 --more-kv 1024): attention's registers ca
     _R(128, max_split=32, block_s=128, attn_warps=8), _R(128), _B, _R(112), _R(128),
 )
 NREG_MORE = (_B, _R(128), _R(96), _B, _R(128))
+_K = lambda *e, **kw: {**_B, "pf_kv": e, **kw}  # noqa: E731
+PFKV = (  # --pfkv (run with --kv 8192 --more-kv 1024): the K/V caches asked of the L2 by the launches before attention
+    _B, _K("qkv:k"), _K("qkv:v"), _K("qkv:k", "down:v"), _B, _K("down:k", "qkv:v"), _K("qkv:k", pf_policy=2),
+    _K("down:v"), _K("qkv:k"), _B,
+)
+PFKV_MORE = (_B, _K("qkv:k"), _K("qkv:k", "down:v"), _B)
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
@@ -240,6 +246,7 @@ SETS = {
     "px2": (PX2, PX2_MORE, PX2[1:2]),
     "px3": (PX3, PX3_MORE, PX3[:1]), "kv8k": (KV8K, KV8K_MORE, KV8K[:1]),
     "merge": (MERGE, MERGE_MORE, MERGE[:2]), "nreg": (NREG, NREG_MORE, NREG[:2]),
+    "pfkv": (PFKV, PFKV_MORE, PFKV[:2]),
 }
 
 

@@ -23,6 +23,8 @@ launch kinds started with PDL (pdl=True: all of them): the launch before each le
 attention, with attn_pre, its first tile of the cache slots before pos) before it waits. attn_warps: the
 attention launch's warps ("auto": by its tile, DecodeAttention); block_s: its tile of cache slots ("split": one tile a split, decode_attention.tile_for);
 attn_merge: the splits its merge reads at a time (0: all); attn_maxnreg: its register cap (None: ptxas's).
+pf_kv: L2 requests for the K/V caches, "launch:cache" with launch "qkv" (its layer's cache) or "down" (the
+next layer's) and cache "k" or "v"; each replaces that launch's other prefetch.
 Defaults from the H200 sweep at KV 1024 (docs/data/h200_decode_step_sweep_*.json)."""
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
           tune: dict | None = None, max_split: int = 64, fuse_mlp: bool = False,
           wd_t=None, early: bool = True, early_kv: bool = False, pdl_kinds: tuple = (),
           attn_pre: bool = True, attn_warps: int | str = 4, attn_merge: int = 0,
-          attn_maxnreg: int | None = None) -> list[tuple[str, Callable[[], None]]]:
+          attn_maxnreg: int | None = None, pf_kv: tuple = ()) -> list[tuple[str, Callable[[], None]]]:
     """The step's launches in order as (kind, call): embed, then per layer qkv, attention, o_proj,
     gate_up, down (or, fused, mlp), then head (run() calls them all; sweep.py also times each kind alone)."""
     if pdl_kinds and emb.is_cuda and torch.cuda.get_device_capability(emb.device)[0] < 9:
@@ -86,13 +88,17 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
     down_trig = {last: not pdl and nk in pdl_kinds for last, nk in ((False, "qkv"), (True, "head"))}
     mlp_opts = {"evict": evict, **(tune or {}).get("mlp", {})}
     out_steps = [] if fuse_embed else [("embed", lambda: hs[0].copy_(emb.index_select(0, token)[0]))]
+    pf_cache = {"k": k_cache, "v": v_cache}
+    kv_pf = [tuple(e.split(":")) for e in pf_kv]  # ("qkv", "k"): the QKV launch asks for its layer's K cache
     for l in range(L):
+        kv_q = [pf_cache[c][l].view(-1) for w, c in kv_pf if w == "qkv"]
+        kv_d = [pf_cache[c][l + 1].view(-1) for w, c in kv_pf if w == "down" and l + 1 < L]
         gu = _ranges(wgu[l].view(-1), [0, *pf_gu_mb[1:]] if pf_wo else list(pf_gu_mb))
         first = fuse_embed and l == 0
         out_steps += [
             ("qkv", partial(gemv_pair, sc.q, wqkv[l], emb if first else hs[2 * l], ln1[l], MODE_QKV_ROPE,
                             kc=k_cache[l], vc=v_cache[l], pos=pos, heads=(hq, hkv), head_dim=D, eps=EPS,
-                            theta=THETA, pf=wo[l].view(-1) if pf_wo else gu[0], tok=token if first else None,
+                            theta=THETA, pf=kv_q[0] if kv_q else wo[l].view(-1) if pf_wo else gu[0], tok=token if first else None,
                             x_out=hs[0] if first else None, **kind_opts["qkv"])),
             ("attention", partial(sc.attn, sc.att, sc.q, k_cache[l], v_cache[l], pos, pf=gu[1], pf_policy=pf_policy,
                                   early=early_kv, **attn_opts)),
@@ -108,7 +114,7 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
             ("gate_up", partial(gemv_pair, sc.act, wgu[l], hs[2 * l + 1], ln2[l], MODE_SWIGLU, eps=EPS,
                                  **kind_opts["gate_up"])),
             ("down", partial(gemv, hs[2 * l + 2], wd[l], sc.act, res=hs[2 * l + 1],
-                             pf=wqkv[l + 1].view(-1) if pf_qkv_next and l + 1 < L else None,
+                             pf=kv_d[0] if kv_d else wqkv[l + 1].view(-1) if pf_qkv_next and l + 1 < L else None,
                              **{**kind_opts["down"], "trig": down_trig[l + 1 == L]})),
         ]
     return out_steps + [("head", partial(gemv, out, emb, hs[2 * L], gain=lnf, eps=EPS, **kind_opts["head"]))]
