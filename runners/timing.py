@@ -36,12 +36,17 @@ class Protocol:
     # their protocol name ("+place8"); the decision is by bytes, so it is the same in every run.
     placements: int = 8
     placement_max_bytes: int = 16 << 20
+    # "zero" writes the 2 x L2 flush buffer (v1-v3, as triton.testing.do_bench): the L2 is left full of
+    # dirty lines, which the timed call then writes back as it evicts them, up to one L2 (60 MB on the
+    # H200) of traffic that is not the call's. "read" reads it: the L2 is left holding clean lines.
+    flush_mode: str = "zero"
 
     def name(self, device: str, graph: bool, placements: int = 1) -> str:
         """e.g. "cuda-events+l2flush+graph/v3", "cuda-events+l2flush+graph+place8/v3" or "cpu-perfcounter/v1"."""
         if device == "cpu":
             return "cpu-perfcounter/v1"
-        parts = ["cuda-events"] + (["l2flush"] if self.flush_l2 else []) + (["graph"] if graph else [])
+        flush = {"zero": "l2flush", "read": "l2read"}[self.flush_mode]
+        parts = ["cuda-events"] + ([flush] if self.flush_l2 else []) + (["graph"] if graph else [])
         parts += [f"place{placements}"] if placements > 1 else []
         return "+".join(parts) + f"/v{self.cuda_version}"
 
@@ -135,7 +140,9 @@ def _time_cuda(fns: list[Callable[[], None]], proto: Protocol, graph: bool | Non
     fn = fns[0]
     dev = torch.cuda.current_device()
     l2 = getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 64 << 20) or (64 << 20)
-    flush_buf = torch.empty(2 * l2, dtype=torch.int8, device="cuda") if proto.flush_l2 else None
+    flush_buf = None
+    if proto.flush_l2:
+        flush_buf = _Flush(torch.zeros(2 * l2 // 4, dtype=torch.int32, device="cuda"), proto.flush_mode)
     for _ in range(proto.warmup_reps):
         fn()
     scratch, syncs = _scratch_and_host_sync(fn)  # synchronizes first
@@ -175,6 +182,24 @@ def _time_cuda(fns: list[Callable[[], None]], proto: Protocol, graph: bool | Non
     return samples, graph
 
 
+class _Flush:
+    """Evicts the L2 before a timed call: writes (zero) or reads (read) a 2 x L2 buffer."""
+
+    def __init__(self, buf, mode: str):
+        import torch
+
+        self.buf, self.mode = buf, mode
+        self.acc = torch.zeros((), dtype=torch.int64, device=buf.device)
+
+    def __call__(self) -> None:
+        import torch
+
+        if self.mode == "zero":
+            self.buf.zero_()
+        else:
+            torch.sum(self.buf, out=self.acc)
+
+
 def _timed_calls(step: Callable[[], None], flush_buf, n: int) -> list[float]:
     """n calls of step, each after an L2 flush, timed with CUDA events; ms per call."""
     import torch
@@ -182,7 +207,7 @@ def _timed_calls(step: Callable[[], None], flush_buf, n: int) -> list[float]:
     events = []
     for _ in range(n):
         if flush_buf is not None:
-            flush_buf.zero_()
+            flush_buf()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         step()
