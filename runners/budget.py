@@ -105,12 +105,22 @@ def result_files(patterns: list[str]) -> list[str]:
     return sorted(found)
 
 
+def _duration_rules(protocol) -> dict | None:
+    """A run's protocol with what does not change a job's duration left out: v3 and v4 differ only in
+    how the L2 is flushed (written or read, the same bytes), so v3 runs' job times estimate v4's."""
+    if not isinstance(protocol, dict):
+        return None
+    version = protocol.get("cuda_version", 1)
+    rest = {k: v for k, v in protocol.items() if k not in ("cuda_version", "flush_mode")}
+    return {**rest, "cuda_version": 3 if version in (3, 4) else version}
+
+
 def recorded_times(paths: list[str], gpu: str, protocol: Protocol | None = None,
                    unreadable: list[str] | None = None) -> dict[tuple, tuple]:
     """(technique, impl, case) -> (started_at, job seconds, path): the newest run of each job on a GPU
     named `gpu` under `protocol` (default: the nightly's). Files that are not result files are passed by;
     those that cannot be read at all (truncated gzip, bad JSON) are appended to `unreadable`."""
-    want = asdict(protocol or Protocol())
+    want = _duration_rules(asdict(protocol or Protocol()))
     times: dict[tuple, tuple] = {}
     for path in paths:
         try:
@@ -123,7 +133,7 @@ def recorded_times(paths: list[str], gpu: str, protocol: Protocol | None = None,
         if not isinstance(run, dict) or not isinstance(doc.get("results"), list):
             continue
         env, config = run.get("env") or {}, run.get("config") or {}
-        if env.get("device") != "cuda" or env.get("gpu_name") != gpu or config.get("protocol") != want:
+        if env.get("device") != "cuda" or env.get("gpu_name") != gpu or _duration_rules(config.get("protocol")) != want:
             continue
         started = run.get("started_at") or ""
         for row in doc["results"]:

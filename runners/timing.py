@@ -24,7 +24,8 @@ class Protocol:
     # CUDA v3: Impl(graph=None) replays a CUDA graph wherever the call can be captured (the same
     # choice in every run), the timed step is warmed up for warmup_s before any sample is kept, and
     # the spread rule may stop only after min_time_s; why each rule, and v1/v2: docs/DESIGN.md.
-    cuda_version: int = 3
+    # v4: the flush reads instead of writing (flush_mode below); the same rules otherwise.
+    cuda_version: int = 4
     warmup_s: float = 0.025  # as triton.testing.do_bench's default warm-up
     min_time_s: float = 0.1
     graph_max_scratch: float = 0.25  # no graph for calls whose scratch memory exceeds this share of the GPU
@@ -37,12 +38,14 @@ class Protocol:
     placements: int = 8
     placement_max_bytes: int = 16 << 20
     # "zero" writes the 2 x L2 flush buffer (v1-v3, as triton.testing.do_bench): the L2 is left full of
-    # dirty lines, which the timed call then writes back as it evicts them, up to one L2 (60 MB on the
-    # H200) of traffic that is not the call's. "read" reads it: the L2 is left holding clean lines.
-    flush_mode: str = "zero"
+    # dirty lines, which the timed call then writes back as it evicts them, traffic that is not the
+    # call's (H200, runners/studies/flush_protocol.py: +3-4 us on every call of 64 MB-1 GB, the fused
+    # RMSNorm at 16384 x 2048 37.4 against 33.6 us). "read" (v4) reads it: the L2 is left holding clean lines.
+    flush_mode: str = "read"
 
     def name(self, device: str, graph: bool, placements: int = 1) -> str:
-        """e.g. "cuda-events+l2flush+graph/v3", "cuda-events+l2flush+graph+place8/v3" or "cpu-perfcounter/v1"."""
+        """e.g. "cuda-events+l2read+graph/v4", "cuda-events+l2read+graph+place8/v4", "cpu-perfcounter/v1";
+        the zeroing flush of v1-v3 is "l2flush" ("cuda-events+l2flush+graph/v3")."""
         if device == "cpu":
             return "cpu-perfcounter/v1"
         flush = {"zero": "l2flush", "read": "l2read"}[self.flush_mode]

@@ -69,6 +69,22 @@ def test_newest_run_on_the_same_gpu_and_protocol_wins(tmp_path):
     assert rest and all(j.guessed and j.seconds == 4.5 for j in rest)
 
 
+def test_v3_job_times_estimate_v4_runs_and_v2_times_do_not(tmp_path):
+    """v3 and v4 differ only in how the L2 is flushed (the same bytes written or read): a v3 run's job
+    times count for a v4 estimate; a v2 run's do not (other repetition rules)."""
+    v3 = Protocol(cuda_version=3, flush_mode="zero")
+    v2 = {k: v for k, v in asdict(Protocol(cuda_version=2, flush_mode="zero")).items()
+          if k not in ("warmup_s", "min_time_s", "flush_mode")}
+    files = [_write(tmp_path / "v3.json", H200, "2026-01-01T00:00:00+00:00", [("a", "b", "c", 7.0)], v3)]
+    path = tmp_path / "v2.json"
+    rf = ResultFile(path, {"id": "r2", "started_at": "2026-02-01T00:00:00+00:00", "finished_at": "", "tier": "nightly",
+                           "reason": "test", "git": {}, "env": {"device": "cuda", "gpu_name": H200},
+                           "config": {"protocol": v2}})
+    rf.add([{"technique": "a", "impl": "b", "case": "c", "metric": "latency_ms", "status": "ok", "stats": {"job_s": 99.0}}])
+    times = recorded_times(files + [str(path)], H200)
+    assert Protocol().cuda_version == 4 and times[("a", "b", "c")][1] == 7.0
+
+
 def test_cli_exits_1_over_the_budget_and_names_the_slowest_jobs(tmp_path):
     jobs = plan(RunOptions(tier="nightly", techniques=["w4a16_gemm"], device="cuda"))
     rows = [(t.name, i.name, c.id, 2.0) for t, i, c in jobs]

@@ -1,13 +1,14 @@
-"""The stopping and warm-up rules of the timing protocol (CUDA v3)."""
+"""The stopping and warm-up rules of the timing protocol (CUDA v4)."""
 from runners.timing import Protocol, _done, extra_warmup_calls
 
 P = Protocol()
 
 
 def test_protocol_names_carry_the_version():
-    assert P.name("cuda", True) == "cuda-events+l2flush+graph/v3"
-    assert P.name("cuda", False) == "cuda-events+l2flush/v3"
+    assert P.name("cuda", True) == "cuda-events+l2read+graph/v4"
+    assert P.name("cuda", False) == "cuda-events+l2read/v4"
     assert P.name("cpu", False) == "cpu-perfcounter/v1"
+    assert Protocol(cuda_version=3, flush_mode="zero").name("cuda", True) == "cuda-events+l2flush+graph/v3"
 
 
 def test_a_tight_first_batch_does_not_stop_before_the_minimum_time():
@@ -37,7 +38,7 @@ def test_warm_up_covers_the_warm_up_time():
 def test_protocol_version_reads_back_what_name_writes():
     from runners.timing import protocol_version
 
-    assert protocol_version(P.name("cuda", True)) == P.cuda_version == 3
+    assert protocol_version(P.name("cuda", True)) == P.cuda_version == 4
     assert protocol_version("cuda-events+l2flush/v2") == 2
     assert protocol_version("pytest-benchmark") == 0 and protocol_version(None) == 0
 
@@ -46,5 +47,18 @@ def test_only_small_cuda_calls_are_timed_on_several_placements():
     assert P.placements_for("cuda", 1_572_864) == P.placements == 8  # fp64 256^3: 1.5 MiB of operands
     assert P.placements_for("cuda", (16 << 20) + 1) == 1
     assert P.placements_for("cpu", 1024) == 1
-    assert P.name("cuda", True, 8) == "cuda-events+l2flush+graph+place8/v3"
+    assert P.name("cuda", True, 8) == "cuda-events+l2read+graph+place8/v4"
     assert P.name("cuda", True, 1) == P.name("cuda", True)
+
+
+def test_the_reading_flush_reads_and_the_zeroing_flush_writes():
+    import torch
+
+    from runners.timing import _Flush
+
+    buf = torch.arange(1000, dtype=torch.int32)
+    read = _Flush(buf, "read")
+    read()
+    assert read.acc.item() == 999 * 1000 // 2 and buf[-1].item() == 999  # read, left as it was
+    _Flush(buf, "zero")()
+    assert buf.eq(0).all()
