@@ -8,7 +8,7 @@ Status rule, per claim (suite/claims/spec.py has the band rule itself):
   check without stored result  -> pending; "needs a re-run" when only runs without a git commit have one
   otherwise                    -> the band judges the latest run's value on matching hardware
 A benchmark claim also carries its history: the band's verdict on each of the last HISTORY matching
-runs; where they disagree the claim is "unsettled" (its status is still the latest run's, and the
+runs timed under the latest run's protocol version; where they disagree the claim is "unsettled" (its status is still the latest run's, and the
 evidence says how the runs split), so a figure on the band's edge does not read as settled.
 Only runs that record their git commit count, for the status and for the analog alike: a result
 that cannot be traced to the code that produced it backs no claim.
@@ -25,6 +25,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from db.models import Benchmark, Environment, Result, Run
+from runners.timing import protocol_version
 from suite.claims.spec import (NOT_ON_OUR_HARDWARE, PENDING, Arithmetic, Claim, Custom, Projection, Selector,
                                judge)
 from suite.spec import resolve
@@ -296,12 +297,26 @@ def history(session: Session, c: Claim, latest: float, limit: int = HISTORY) -> 
         return []
     starts = {r[0]: r[1] for r in _runs_newest_first(session, c.runs_on, sel.cpu_ok, True)}
     out = []
-    for i, run_id in enumerate(latest_run_ids(session, sel.technique, sel.metric, sel.impls() + sel.baselines(),
-                                              sel.case, c.runs_on, sel.cpu_ok, _need(sel), True, limit)):
+    ids = latest_run_ids(session, sel.technique, sel.metric, sel.impls() + sel.baselines(), sel.case, c.runs_on,
+                         sel.cpu_ok, _need(sel), True, 4 * limit)
+    version = _timing_versions(session, sel.technique, sel.metric, ids)
+    # two timing protocols are never one series: the history holds the newest run's protocol version only
+    ids = [r for r in ids if version.get(r) == version.get(ids[0])][:limit] if ids else []
+    for i, run_id in enumerate(ids):
         got = (latest,) if i == 0 else measure(session, sel, c.runs_on, True, run_id)
         if got is not None:
             out.append({"run_id": run_id, "started_at": str(starts.get(run_id)), "value": got[0],
                         "status": judge(got[0], c.band)})
+    return out
+
+
+def _timing_versions(session: Session, technique: str, metric: str | None, run_ids: list[str]) -> dict[str, int]:
+    """run id -> the newest timing protocol version among its rows of the technique (and metric); 0 untimed."""
+    q = select(Result.run_id, Result.protocol).distinct().join(Benchmark, Result.benchmark_id == Benchmark.id).where(
+        Benchmark.technique == technique, Result.run_id.in_(run_ids), *([Result.metric == metric] if metric else []))
+    out: dict[str, int] = {}
+    for run_id, proto in session.execute(q):
+        out[run_id] = max(out.get(run_id, 0), protocol_version(proto))
     return out
 
 

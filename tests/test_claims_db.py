@@ -305,3 +305,23 @@ def test_a_claim_whose_last_runs_disagree_is_unsettled_until_five_agree(db_url):
     ingest_docs(factory, [(f"r{i}", later(h200_doc(), f"r{i}", 14 + i)) for i in range(HISTORY - 1)])
     v = status_of(db_url, FP32_51)
     assert len(v.history) == HISTORY and not v.unsettled and "unsettled" not in v.detail
+
+
+def test_a_claims_history_holds_only_runs_under_the_newest_runs_timing_protocol(db_url):
+    """Two timing protocols are never one series: after a run timed under a newer protocol version the
+    claim's history starts again from it, so runs measured the old way do not unsettle it."""
+    factory = open_db(db_url)
+    ingest_docs(factory, [("h200", h200_doc())])
+    ingest_docs(factory, [("slow", later(h200_doc(), "slow", 5, scale={("cublas_fp32", "tflops"): 0.6}))])
+    assert status_of(db_url, FP32_51).status == CONTRADICTED
+    v4 = later(h200_doc(), "v4", 10)
+    for r in v4["results"]:
+        if (r.get("stats") or {}).get("protocol"):
+            r["stats"]["protocol"] = "cuda-events+l2read+graph/v4"
+    ingest_docs(factory, [("v4", v4)])
+    v = status_of(db_url, FP32_51)
+    assert v.status == REPRODUCED and [h["run_id"] for h in v.history] == ["v4"] and not v.unsettled
+    # a later run under the old protocol is the status (the newest run), with its own version's history
+    ingest_docs(factory, [("old", later(h200_doc(), "old", 12, scale={("cublas_fp32", "tflops"): 0.6}))])
+    v = status_of(db_url, FP32_51)
+    assert v.status == CONTRADICTED and [h["run_id"] for h in v.history] == ["old", "slow", h200_doc()["run"]["id"]]
