@@ -38,7 +38,7 @@ def _store_and_merge(acc, m, lsum, g, d, rmask, hk, sp, part_o, part_ml, count_p
         mx = tl.max(ms, 0)  # (G,); split 0 always holds slot 0 <= pos, so finite
         wgt = tl.math.exp2(ms - mx[None, :])
         den = tl.sum(wgt * ls, 0)
-        if MERGE == 0:
+        if not MERGE:  # 0, or None where a caller compiles the kernel without naming it
             po = tl.load(part_o + rows[:, :, None] * D + d[None, None, :])  # (NSPLIT, G, D)
             o = tl.sum(wgt[:, :, None] * po, 0) / den[:, None]
         else:
