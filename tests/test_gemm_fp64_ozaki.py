@@ -1,5 +1,6 @@
 """Ozaki scheme on int8 slices: exact slicing, exact int32 products, fp64-level accuracy with 8
 slices on the CPU, and the committed H200 comparison with native FP64 GEMM."""
+import gzip
 import json
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import torch
 from suite.techniques.gemm_fp64_ozaki import common
 from suite.techniques.gemm_fp64_ozaki.reference import make_inputs, reference
 
-H200 = Path(__file__).resolve().parent.parent / "results" / "h200" / "gemm_fp64_ozaki_nightly.json"
+H200 = Path(__file__).resolve().parent.parent / "results" / "h200" / "gemm_fp64_ozaki_nightly.json.gz"
 
 
 def test_slices_reconstruct_within_their_precision():
@@ -56,7 +57,7 @@ def test_accuracy_against_long_double(s, bound):
 
 
 def test_h200_ozaki_against_native_fp64():
-    doc = json.loads(H200.read_text())
+    doc = json.loads(gzip.decompress(H200.read_bytes()))
     assert doc["run"]["env"]["gpu_name"] == "NVIDIA H200"
     v = {(r["impl"], r["case"], r["metric"]): r["value"] for r in doc["results"] if r["status"] == "ok"}
     big = "m8192n8192k8192"
