@@ -38,10 +38,9 @@ def short_protocol(protocol: str) -> str:
     """'cuda-events+l2flush+graph/v3' -> 'graph/v3', 'cuda-events+l2read+graph/v4' -> 'graph/v4',
     'cuda-events+l2flush/v1' -> 'plain/v1': the method common to all GPU runs left out (the version says
     how the L2 was flushed: written up to v3, read from v4)."""
-    p = str(protocol or "")
+    short = str(protocol or "")
     for flush in ("l2flush", "l2read"):
-        p = p.removeprefix(f"cuda-events+{flush}+").removeprefix(f"cuda-events+{flush}")
-    short = p
+        short = short.removeprefix(f"cuda-events+{flush}+").removeprefix(f"cuda-events+{flush}")
     return ("plain" + short if short.startswith("/") else short) or "none"
 
 

@@ -8,8 +8,9 @@ Status rule, per claim (suite/claims/spec.py has the band rule itself):
   check without stored result  -> pending; "needs a re-run" when only runs without a git commit have one
   otherwise                    -> the band judges the latest run's value on matching hardware
 A benchmark claim also carries its history: the band's verdict on each of the last HISTORY matching
-runs timed under the latest run's protocol version; where they disagree the claim is "unsettled" (its status is still the latest run's, and the
-evidence says how the runs split), so a figure on the band's edge does not read as settled.
+runs timed under the latest run's protocol version; where they disagree the claim is "unsettled" (its
+status is still the latest run's, and the evidence says how the runs split), so a figure on the band's
+edge does not read as settled.
 Only runs that record their git commit count, for the status and for the analog alike: a result
 that cannot be traced to the code that produced it backs no claim.
 """
@@ -297,6 +298,7 @@ def history(session: Session, c: Claim, latest: float, limit: int = HISTORY) -> 
         return []
     starts = {r[0]: r[1] for r in _runs_newest_first(session, c.runs_on, sel.cpu_ok, True)}
     out = []
+    # a window of 4 x limit runs: runs of another protocol version interleaved with the newest's are passed by
     ids = latest_run_ids(session, sel.technique, sel.metric, sel.impls() + sel.baselines(), sel.case, c.runs_on,
                          sel.cpu_ok, _need(sel), True, 4 * limit)
     version = _timing_versions(session, sel.technique, sel.metric, ids)

@@ -236,3 +236,14 @@ def test_a_ceiling_needs_a_bytes_formula():
     tech = get("decode_step")
     with pytest.raises(ValueError, match="ceiling needs a bytes formula"):
         Technique(**{**tech.__dict__, "bytes": None, "work": {}, "metrics": tech.metrics[:1]})
+
+
+@pytest.mark.parametrize("pf_kv", [("qkv:k", "qkv:v"), ("o_proj:k",), ("qkv:kv",)])
+def test_a_kv_prefetch_entry_that_names_no_launch_or_cache_once_is_refused(pf_kv):
+    from suite.techniques.decode_step.triton_step import _kv_prefetch
+
+    k, v = torch.zeros(2, 1, 4, 2), torch.ones(2, 1, 4, 2)
+    got = _kv_prefetch(("qkv:k", "down:v"), k, v)
+    assert set(got) == {"qkv", "down"} and got["qkv"] is k and got["down"] is v
+    with pytest.raises(ValueError, match="pf_kv entry"):
+        _kv_prefetch(pf_kv, k, v)

@@ -88,17 +88,17 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
     down_trig = {last: not pdl and nk in pdl_kinds for last, nk in ((False, "qkv"), (True, "head"))}
     mlp_opts = {"evict": evict, **(tune or {}).get("mlp", {})}
     out_steps = [] if fuse_embed else [("embed", lambda: hs[0].copy_(emb.index_select(0, token)[0]))]
-    pf_cache = {"k": k_cache, "v": v_cache}
-    kv_pf = [tuple(e.split(":")) for e in pf_kv]  # ("qkv", "k"): the QKV launch asks for its layer's K cache
+    kv_pf = _kv_prefetch(pf_kv, k_cache, v_cache)
     for l in range(L):
-        kv_q = [pf_cache[c][l].view(-1) for w, c in kv_pf if w == "qkv"]
-        kv_d = [pf_cache[c][l + 1].view(-1) for w, c in kv_pf if w == "down" and l + 1 < L]
+        kv_q = kv_pf["qkv"][l].view(-1) if "qkv" in kv_pf else None
+        kv_d = kv_pf["down"][l + 1].view(-1) if "down" in kv_pf and l + 1 < L else None
         gu = _ranges(wgu[l].view(-1), [0, *pf_gu_mb[1:]] if pf_wo else list(pf_gu_mb))
         first = fuse_embed and l == 0
         out_steps += [
             ("qkv", partial(gemv_pair, sc.q, wqkv[l], emb if first else hs[2 * l], ln1[l], MODE_QKV_ROPE,
                             kc=k_cache[l], vc=v_cache[l], pos=pos, heads=(hq, hkv), head_dim=D, eps=EPS,
-                            theta=THETA, pf=kv_q[0] if kv_q else wo[l].view(-1) if pf_wo else gu[0], tok=token if first else None,
+                            theta=THETA, pf=kv_q if kv_q is not None else wo[l].view(-1) if pf_wo else gu[0],
+                            tok=token if first else None,
                             x_out=hs[0] if first else None, **kind_opts["qkv"])),
             ("attention", partial(sc.attn, sc.att, sc.q, k_cache[l], v_cache[l], pos, pf=gu[1], pf_policy=pf_policy,
                                   early=early_kv, **attn_opts)),
@@ -114,10 +114,21 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
             ("gate_up", partial(gemv_pair, sc.act, wgu[l], hs[2 * l + 1], ln2[l], MODE_SWIGLU, eps=EPS,
                                  **kind_opts["gate_up"])),
             ("down", partial(gemv, hs[2 * l + 2], wd[l], sc.act, res=hs[2 * l + 1],
-                             pf=kv_d[0] if kv_d else wqkv[l + 1].view(-1) if pf_qkv_next and l + 1 < L else None,
+                             pf=kv_d if kv_d is not None else wqkv[l + 1].view(-1) if pf_qkv_next and l + 1 < L else None,
                              **{**kind_opts["down"], "trig": down_trig[l + 1 == L]})),
         ]
     return out_steps + [("head", partial(gemv, out, emb, hs[2 * L], gain=lnf, eps=EPS, **kind_opts["head"]))]
+
+
+def _kv_prefetch(pf_kv: tuple, k_cache, v_cache) -> dict:
+    """{"qkv" or "down": the (L, Hkv, S, D) cache that launch asks the L2 for} from entries "launch:cache"."""
+    caches, out = {"k": k_cache, "v": v_cache}, {}
+    for entry in pf_kv:
+        launch, _, cache = entry.partition(":")
+        if launch not in ("qkv", "down") or cache not in caches or launch in out:
+            raise ValueError(f"pf_kv entry {entry!r}: want one 'qkv:k|v' and one 'down:k|v' at most")
+        out[launch] = caches[cache]
+    return out
 
 
 def _ranges(w, mbs) -> list:
