@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from db.models import Benchmark, Environment, Result, Run
 from db.pytest_benchmark import is_pytest_benchmark, to_document
+from db.run_identity import content_hash, matches_stored
 from db.samples import pack
 from db.validate import ResultFileError, load_and_validate, parse_time, validate
 from runners.code_hash import registry_args, rekey_doc
@@ -27,11 +28,6 @@ class IngestOutcome:
     stored: bool  # False when the same run was already there
     results: int
     incomplete: bool = False  # the run did not finish (killed): its file holds the jobs done by then
-
-
-def content_hash(doc: dict) -> str:
-    """sha256 of the canonical JSON of the document."""
-    return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def _insert(session: Session, model, rows: list[dict], keys: list[str]) -> list:
@@ -76,9 +72,10 @@ def _benchmarks(session: Session, rows: list[dict]) -> dict[tuple, int]:
     return ids
 
 
-def _already(session: Session, run: dict, digest: str, name: str) -> IngestOutcome:
+def _already(session: Session, doc: dict, digest: str, name: str) -> IngestOutcome:
+    run = doc["run"]
     stored = session.scalar(select(Run.content_hash).where(Run.id == run["id"]))
-    if stored != digest:
+    if stored != digest and not matches_stored(session, doc):  # an older hash of the same rows is updated
         raise ResultFileError(f"{name}: field run.id: run {run['id']} is already stored with "
                               "different content; refusing to overwrite it")
     return IngestOutcome(run["id"], False, 0, run.get("finished_at") is None)
@@ -104,7 +101,7 @@ def store_validated(session: Session, docs: list[tuple[str, dict, str]]) -> list
     for name, doc, source in sorted(docs, key=lambda nds: nds[1]["run"]["id"]):
         run = doc["run"]
         if run["id"] in outcomes or run["id"] in known:  # stored before, or twice in this call
-            outcomes[run["id"]] = _already(session, run, digests[run["id"]], name)
+            outcomes[run["id"]] = _already(session, doc, digests[run["id"]], name)
             continue
         inserted = _insert(session, Run, [dict(
             id=run["id"], started_at=parse_time(run["started_at"], "run.started_at"),
@@ -115,7 +112,7 @@ def store_validated(session: Session, docs: list[tuple[str, dict, str]]) -> list
             environment_id=env_ids[_fingerprint(run["env"])], content_hash=digests[run["id"]],
             config=run.get("config", {}), ingested_at=datetime.now(timezone.utc))], ["id"])
         if not inserted:  # another process stored this run since `known` was read
-            outcomes[run["id"]] = _already(session, run, digests[run["id"]], name)
+            outcomes[run["id"]] = _already(session, doc, digests[run["id"]], name)
             continue
         session.add_all(
             Result(run_id=run["id"], benchmark_id=bench[(x["technique"], x["impl"], x["case"])], metric=x["metric"],

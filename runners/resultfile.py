@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from runners.code_hash import HASH_SCHEME
+from runners.sample_precision import compact_row
 
 SCHEMA = 1
 SCHEMA_PATH = Path(__file__).with_name("result_schema.json")  # the JSON schema of this file
@@ -69,7 +70,8 @@ class ResultFile:
         return self.doc["results"]
 
     def add(self, rows: list[dict]) -> None:
-        new = [finite(r) for r in rows]  # a signal while copying leaves the document as it was
+        # a signal while copying leaves the document as it was; timed samples kept at the timer's precision
+        new = [compact_row(finite(r)) for r in rows]
         self.doc["results"].extend(new)
         if self._flush_s < CHEAP_FLUSH_S or time.monotonic() - self._flushed_at >= self._flush_s / MAX_FLUSH_SHARE:
             self.flush()

@@ -5,6 +5,7 @@ import pytest
 
 from db.validate import load_and_validate, validate
 from runners.resultfile import load
+from runners.sample_precision import compact_row
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 # Every JSON file under results/, found by name alone: reading 260 gzipped files at collection would tax
@@ -31,6 +32,18 @@ def test_gzipped_files_are_validated_too():
 def test_large_result_files_are_committed_gzipped():
     big = [str(p.relative_to(RESULTS)) for p in FILES if p.suffix == ".json" and p.stat().st_size > PLAIN_MAX_BYTES]
     assert not big, f"gzip these (kwatch reads .json.gz as it reads .json): {big}"
+
+
+# The largest files hold most of the tree: each keeps its timed samples at timer precision (a file written
+# by ResultFile does; one rewritten by hand or by an older writer is caught here).
+LARGEST = sorted(FILES, key=lambda p: p.stat().st_size)[-8:]
+
+
+@pytest.mark.parametrize("path", LARGEST, ids=[str(p.relative_to(RESULTS)) for p in LARGEST])
+def test_largest_files_keep_samples_at_timer_precision(path):
+    doc = load(path)
+    loose = [i for i, r in enumerate(doc["results"]) if compact_row(r) != r]
+    assert not loose, f"{len(loose)} rows with long samples: python3 -m runners.compact_results {path}"
 
 
 def test_h200_gemm_nightly_figures():
