@@ -9,14 +9,12 @@ every row is the same apart from its samples, and every sample holds the same fl
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import os
 import sys
 import tempfile
 from pathlib import Path
 
-from runners.resultfile import UNREADABLE, load
+from runners.resultfile import UNREADABLE, encode, load
 from runners.sample_precision import compact_row, same_at_timer_precision
 
 
@@ -39,12 +37,6 @@ def compacted(doc: dict) -> dict:
         if not same_at_timer_precision(a.get("samples") or [], b.get("samples") or []):
             raise ValueError(f"row {i}: a sample changed beyond float32")
     return {**doc, "results": new}
-
-
-def encode(doc: dict, gz: bool) -> bytes:
-    """The bytes of a finished result file, as ResultFile writes them."""
-    text = json.dumps(doc, allow_nan=False).encode()
-    return gzip.compress(text, compresslevel=9, mtime=0) if gz else text
 
 
 def compact_file(path: Path, write: bool) -> tuple[int, int] | None:

@@ -16,17 +16,10 @@ from db.run_identity import content_hash
 from db.validate import ResultFileError
 from runners.compact_results import compacted
 from runners.resultfile import load
-from runners.sample_precision import as_float32
 from tests.conftest import ROOT
+from tests.ingest_docs import loose_samples
 
 COMMITTED = ROOT / "results" / "h200" / "serving" / "fused_norms_nightly_v4_bb7c0f1_2.json.gz"
-
-
-def _loose(doc: dict) -> dict:
-    """The document as the writer before timer precision left it: timed samples as float32's full double."""
-    rows = [{**r, "samples": [as_float32(s) if isinstance(s, float) else s for s in r["samples"]]}
-            if (r.get("stats") or {}).get("protocol") else r for r in doc["results"]]
-    return {**doc, "results": rows}
 
 
 def _legacy_hash(doc: dict) -> str:
@@ -35,7 +28,7 @@ def _legacy_hash(doc: dict) -> str:
 
 def test_both_forms_hash_the_same():
     doc = load(COMMITTED)
-    loose = _loose(doc)
+    loose = loose_samples(doc)
     assert loose != doc and compacted(loose) == doc
     assert content_hash(loose) == content_hash(doc) != _legacy_hash(doc)
 
@@ -43,7 +36,7 @@ def test_both_forms_hash_the_same():
 def test_database_with_the_older_hash_takes_the_rewritten_file(db_url):
     factory = open_db(db_url)
     doc = load(COMMITTED)
-    loose = _loose(doc)
+    loose = loose_samples(doc)
     [first] = ingest_docs(factory, [("old.json", loose)])
     assert first.stored
     with factory() as s, s.begin():  # as the version before this one stored it

@@ -16,6 +16,7 @@ import torch
 from runners.compact_results import main as compact_main
 from runners.resultfile import ResultFile, load, new_run, result_row
 from runners.sample_precision import as_float32, compact_row, timer_precision
+from tests.ingest_docs import loose_samples
 
 ROOT = Path(__file__).resolve().parent.parent
 TREE_MAX_BYTES = 56 * 2**20  # the device takes a working tree under 64 MiB; room left for a week of runs
@@ -61,11 +62,8 @@ def test_result_file_writes_samples_at_timer_precision(tmp_path):
 
 
 def _loose_copy(src: Path, dst: Path) -> dict:
-    """A committed file as an older writer left it: every timed sample as float32's full double repr."""
-    doc = load(src)
-    for r in doc["results"]:
-        if (r.get("stats") or {}).get("protocol"):
-            r["samples"] = [as_float32(s) if isinstance(s, float) else s for s in r["samples"]]
+    """A committed file as an older writer left it (tests.ingest_docs.loose_samples), written to dst."""
+    doc = loose_samples(load(src))
     dst.write_bytes(gzip.compress(json.dumps(doc).encode(), mtime=0))
     return doc
 
