@@ -17,6 +17,7 @@ from ci.gate_refs import RefError, RunData, resolve
 from ci.gate_remeasure import remeasure
 from ci.report_gate import to_json, to_markdown
 from db.engine import open_db
+from db.spread_history import table_for_url
 from db.models_ci import GateReport
 from db.verdict import Thresholds, interleaved, judge
 from db.verdict.judge import samples_comparison, settle
@@ -64,7 +65,7 @@ def _worse(v: SeriesVerdict) -> Optional[float]:
 def _rejudge(v: SeriesVerdict, base: dict, cand: dict, fresh: dict, th: Thresholds) -> None:
     """Decide an ambiguous timing series on the pooled original and fresh candidate samples."""
     pooled = {**cand, "samples": list(cand.get("samples") or []) + list(fresh.get("samples") or [])}
-    c = samples_comparison(base, pooled, v.direction, th)
+    c = samples_comparison(base, pooled, v.direction, th, hardware_key=v.key.hardware_key)
     first = v.reason
     v.change, v.ci, v.p_value = c.change, (c.ci_low, c.ci_high), c.p_value
     v.candidate_value, v.n_candidate = c.median_candidate, c.n_candidate
@@ -77,7 +78,7 @@ def _rejudge(v: SeriesVerdict, base: dict, cand: dict, fresh: dict, th: Threshol
 
 def _confirm(v: SeriesVerdict, base: dict, fresh: dict, th: Thresholds) -> None:
     """A timing regression stands only if the fresh candidate samples alone regress too."""
-    c = samples_comparison(base, fresh, v.direction, th)
+    c = samples_comparison(base, fresh, v.direction, th, hardware_key=v.key.hardware_key)
     first = f"first measurement {v.change:+.1%} (p={v.p_value:.2g})"
     v.remeasured = True
     if c.outcome == "regressed":
@@ -194,7 +195,7 @@ def gate_cmd(baseline: Optional[str] = typer.Option(None, "--baseline", "-b", he
         console.print(f"[red]gate:[/red] {exc}")
         raise typer.Exit(2)
     th = Thresholds(alpha=alpha, min_effect=min_effect, host_min_effect=host_min_effect,
-                    gate_host_timings=gate_host_timings)
+                    gate_host_timings=gate_host_timings, spreads=table_for_url(db))
     result = run_gate(base, cand, th, active_mutes(db), remeasure)
     report = to_json(result)
     md = to_markdown(result)

@@ -20,6 +20,8 @@ from db.engine import open_db
 from db.ingest import ingest_doc, load_any
 from db.models import Environment, Run
 from db.series import all_series, run_document
+from db.spread_history import table_for
+from db.verdict import Thresholds
 from db.validate import ResultFileError
 from runners import cli as runners_cli
 
@@ -38,7 +40,7 @@ def night_verdicts(session, doc: dict, mutes: list[dict] = ()):
                           .order_by(Run.started_at.desc()).limit(1))
     base = (from_document(prev, run_document(session, prev), "database") if prev else
             RunData("none", "database", {}, [], cur.hardware_key, cur.software_key))
-    return run_gate(base, cur, mutes=mutes)
+    return run_gate(base, cur, Thresholds(spreads=table_for(session)), mutes=mutes)
 
 
 def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[list[str]] = None) -> tuple[dict, int]:

@@ -12,6 +12,8 @@ from dashboard import url_state, verdict
 from db import queries
 from db.engine import resolve_url
 from db.run_table import run_table as db_run_table
+from db.spread_history import table_for_url
+from db.verdict import Thresholds
 from db.urls import mask_url
 from suite.ceilings import share_text
 
@@ -147,6 +149,13 @@ def _pooled_rows(url: str, index: pd.DataFrame, ids: list[int], full: pd.DataFra
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
+def thresholds(url: str) -> Thresholds:
+    """The verdict's thresholds with the run-to-run spreads learned from this database (as the gate and
+    the nightly job judge with); reused for TTL seconds."""
+    return Thresholds(spreads=table_for_url(url))
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
 def compared(url: str, base_runs: tuple[str, ...], cand_runs: tuple[str, ...]) -> pd.DataFrame:
     """verdict.compare of the baseline runs' results against the candidate runs' (several runs of a side
     pooled per series), with each series' `share_of_ceiling`; read and judged once per pair of run sets."""
@@ -155,7 +164,7 @@ def compared(url: str, base_runs: tuple[str, ...], cand_runs: tuple[str, ...]) -
         b_index, c_index = index[index["run_id"].isin(base_runs)], index[index["run_id"].isin(cand_runs)]
         base = side_results(url, b_index, list(base_runs), c_index)
         cand = side_results(url, c_index, list(cand_runs), b_index)
-        cmp = verdict.compare(base, cand)
+        cmp = verdict.compare(base, cand, thresholds(url))
     def keys(df):  # columns as lists: iterating a pandas (Arrow) string column boxes each cell
         return zip(*(df[c].tolist() for c in ("technique", "impl", "case_id", "metric")))
 

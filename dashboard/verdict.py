@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import math
 from itertools import chain
+from typing import Optional
 
 import numpy as np
 import pandas as pd
 
-from db.verdict import FAILING, STATUSES, judge, metric_kind, prepare
+from db.verdict import FAILING, STATUSES, Thresholds, judge, metric_kind, prepare
 from db.verdict import rules as R
 from db.verdict.pairing import pair
 
@@ -50,7 +51,8 @@ def result_row(rec: dict) -> dict:
             "unit": rec["unit"], "direction": rec["direction"], "value": _clean(rec["value"]),
             "samples": _samples(rec.get("samples")), "stats": stats, "status": rec["status"],
             "error": _clean(rec.get("error")), "params": rec.get("params") if isinstance(rec.get("params"), dict) else {},
-            "benchmark_id": rec["benchmark_id"], **{w: rec.get(w) for w in WHEN}}
+            "benchmark_id": rec["benchmark_id"], "hardware_key": rec.get("hardware_key") or "",
+            **{w: rec.get(w) for w in WHEN}}
 
 
 def _key(r: dict) -> tuple:
@@ -126,7 +128,7 @@ def pooled_ids(index: pd.DataFrame, run_ids: list[str], other: pd.DataFrame) -> 
             [int(i) for i in idx.loc[pooled & ~newest, "result_id"]])
 
 
-def compare(baseline: pd.DataFrame, candidate: pd.DataFrame) -> pd.DataFrame:
+def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, th: Optional[Thresholds] = None) -> pd.DataFrame:
     """One row per series of the candidate run (POINT_COLUMNS frames in): COLUMNS, worst first. A series
     whose baseline exists only under another timing protocol is a missing baseline that says so."""
     if candidate.empty:
@@ -141,7 +143,7 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame) -> pd.DataFrame:
     for k, b, c in paired:
         if b is None and "" in protocols_of.get(k[:4], ()):  # a failed baseline row carries no protocol
             b = bmap[k[:4] + ("",)]
-        v = judge(b, c)
+        v = judge(b, c, th or Thresholds())
         if b is None and v.status == R.MISSING and protocols_of.get(k[:4]):
             v.reason = (f"the baseline measured this under protocol {', '.join(protocols_of[k[:4]])}, the candidate "
                         f"under {k[4] or '(none)'}: two protocols are never one series, so it is not compared")

@@ -9,6 +9,8 @@ from typing import Any, Optional
 from db.verdict import rules as R
 from db.verdict.ab import compare_ab, log_rounds, round_spread
 from db.verdict.counts import counts_of
+from db.verdict.spread import TimingSpread
+from db.verdict.spread import key_of as spread_key
 from db.verdict.stats import FISHER_MAX, Comparison, compare_counts, compare_rates, compare_samples, n_samples
 from suite.registry import known_failure
 
@@ -101,22 +103,40 @@ def apply(v: Verdict, c: Comparison) -> None:
     v.n_baseline, v.n_candidate = c.n_baseline, c.n_candidate
 
 
-def samples_comparison(base: dict, cand: dict, direction: str, th: R.Thresholds, ab: bool = False) -> Comparison:
-    """The samples test with the thresholds of the rows' protocol; ab: the rows are the two sides of
-    one interleaved A/B, judged on its own round-to-round spread at the A/B's confidence."""
+def series_spread(cand: dict, th: R.Thresholds, hardware_key: str = "") -> Optional[TimingSpread]:
+    """The series' own run-to-run spread learned from earlier same-code runs, where it is wider than
+    its protocol's (None: the protocol's spread decides)."""
+    protocol = (cand.get("stats") or {}).get("protocol") or ""
+    if R.host_timer(protocol):
+        return None
+    hw = hardware_key or cand.get("hardware_key") or ""
+    return th.spread_table().timing(spread_key(cand, hw), th.run_cv(protocol))
+
+
+def samples_comparison(base: dict, cand: dict, direction: str, th: R.Thresholds, ab: bool = False,
+                       hardware_key: str = "") -> Comparison:
+    """The samples test with the thresholds of the rows' protocol and the series' learned spread; ab:
+    the rows are the two sides of one interleaved A/B, judged on its own round-to-round spread at the
+    A/B's confidence."""
     protocol = (cand.get("stats") or {}).get("protocol") or ""
     t = th.for_protocol(protocol)
     if ab and not R.host_timer(protocol):
         return compare_ab(base, cand, direction, t)
+    s = series_spread(cand, th, hardware_key)
     return compare_samples(base.get("samples"), cand.get("samples"), direction, t.alpha,
-                           t.min_effect, t.min_samples, t.run_cv(protocol))
+                           t.min_effect, t.min_samples, t.run_cv(protocol),
+                           (s.sigma, s.quantile) if s else None)
 
 
-def _spread_text(base: dict, cand: dict, protocol: str, t: R.Thresholds, ab: bool) -> str:
+def _spread_text(base: dict, cand: dict, protocol: str, t: R.Thresholds, ab: bool, hardware_key: str) -> str:
     if ab and not R.host_timer(protocol):
         lb, lc = log_rounds(base), log_rounds(cand)
         return (f"the A/B's own {round_spread(lb, lc, t):.1%} round-to-round spread over {len(lb)}+{len(lc)} "
                 f"rounds, decided at z={t.ab_z:g}")
+    s = series_spread(cand, t, hardware_key)
+    if s is not None:
+        return (f"this series' own {s.sigma:.1%} run-to-run spread, learned from {s.history_df} degrees of "
+                f"freedom of same-code runs, at t={s.quantile:.2f}")
     return f"the protocol's {t.run_cv(protocol):.1%} run-to-run spread"
 
 
@@ -133,8 +153,9 @@ def settle(c: Comparison, th: R.Thresholds) -> str:
 def _timing(v: Verdict, base: dict, cand: dict, th: R.Thresholds, ab: bool = False) -> None:
     protocol = (cand.get("stats") or {}).get("protocol") or ""
     t = th.for_protocol(protocol)
-    c = samples_comparison(base, cand, v.direction, th, ab)
-    spread = _spread_text(base, cand, protocol, t, ab)
+    hw = getattr(v.key, "hardware_key", "") or ""
+    c = samples_comparison(base, cand, v.direction, th, ab, hw)
+    spread = _spread_text(base, cand, protocol, t, ab, hw)
     effect = t.ab_min_effect if ab and not R.host_timer(protocol) else t.min_effect
     apply(v, c)
     v.ambiguous = c.outcome == "ambiguous"
@@ -198,11 +219,20 @@ def _fraction(v: Verdict, base: dict, cand: dict, th: R.Thresholds) -> None:
         return
     (kb, nb), (kc, nc) = cb, cc
     v.k_baseline, v.n_baseline, v.k_candidate, v.n_candidate = kb, nb, kc, nc
-    cmp = compare_counts(kb, nb, kc, nc, v.direction, th.alpha, th.quality_min_effect)
+    disp = th.spread_table().dispersion(spread_key(cand, getattr(v.key, "hardware_key", "") or cand.get("hardware_key") or ""))
+    scaled, note = (kb, nb, kc, nc), ""
+    if disp is not None:  # trials of one run share their seed: n/phi independent trials, k scaled alike
+        phi, df = disp
+        scaled = (kb / phi, nb / phi, kc / phi, nc / phi)
+        scaled = tuple(int(round(x)) for x in scaled)
+        scaled = (scaled[0], max(scaled[1], 1, scaled[0]), scaled[2], max(scaled[3], 1, scaled[2]))
+        note = (f"; runs of the same code scatter {phi:.1f}x the binomial variance ({df} degrees of freedom), "
+                f"so judged as {scaled[0]}/{scaled[1]} -> {scaled[2]}/{scaled[3]} independent trials")
+    cmp = compare_counts(*scaled, v.direction, th.alpha, th.quality_min_effect)
     v.p_value, v.status = cmp.p_value, cmp.outcome
-    test = "Fisher's exact" if min(nb, nc) <= FISHER_MAX else "two-proportion z"
-    v.reason = (f"{kb}/{nb} -> {kc}/{nc}: {test} p={cmp.p_value:.2g}, change {cmp.median_candidate - cmp.median_baseline:+.3g} "
-                f"(needs p<{th.alpha} and >= {th.quality_min_effect:g} absolute)")
+    test = "Fisher's exact" if min(scaled[1], scaled[3]) <= FISHER_MAX else "two-proportion z"
+    v.reason = (f"{kb}/{nb} -> {kc}/{nc}: {test} p={cmp.p_value:.2g}, change {kc / nc - kb / nb:+.3g} "
+                f"(needs p<{th.alpha} and >= {th.quality_min_effect:g} absolute){note}")
 
 
 def _count(v: Verdict, base: dict, cand: dict, th: R.Thresholds) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 # Verdict statuses, worst first (reports sort by this). A result row's own status is one of
 # ok | error | failed_correctness | skipped; these are what a comparison concludes.
@@ -80,11 +81,21 @@ class Thresholds:
     ab_z: float = 3.09
     ab_min_effect: float = 0.02
 
+    # Each series' own run-to-run spread, learned from earlier runs of the same code (db.verdict.spread):
+    # None takes the table shipped with KernelWatch (db/verdict/run_spread.json); an empty SpreadTable
+    # judges on the protocol spreads above alone.
+    spreads: Any = None
+
     def run_cv(self, protocol: str) -> float:
         """The run-to-run spread the timing test adds for this protocol."""
         if host_timer(protocol):
             return 0.0
         return self.run_cv_placed if "+place" in (protocol or "") else self.run_cv_gpu
+
+    def spread_table(self):
+        """The learned per-series spreads these thresholds judge with (db.verdict.spread.SpreadTable)."""
+        from db.verdict.spread import committed  # scipy-backed; rules stays importable without it
+        return committed() if self.spreads is None else self.spreads
 
     def for_protocol(self, protocol: str) -> "Thresholds":
         """The thresholds for a series' timing protocol (the host minimum effect for host timers)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 from scipy.stats import binomtest, fisher_exact
@@ -51,12 +52,18 @@ def median_ratio_ci(base: np.ndarray, cand: np.ndarray, run_cv: float = 0.0) -> 
     return _ratio_ci_sorted(np.sort(base), np.sort(cand), run_cv)
 
 
-def _ratio_ci_sorted(b: np.ndarray, c: np.ndarray, run_cv: float = 0.0) -> tuple[float, float]:
-    """median_ratio_ci of samples already sorted."""
+def _ratio_ci_sorted(b: np.ndarray, c: np.ndarray, run_cv: float = 0.0,
+                     series: Optional[tuple[float, float]] = None) -> tuple[float, float]:
+    """median_ratio_ci of samples already sorted; series = (spread, quantile): the series' own learned
+    run-to-run spread (db.verdict.spread), where wider than run_cv, at its own quantile; the interval
+    is the wider of the two."""
     if b[0] <= 0 or c[0] <= 0:
         return math.nan, math.nan
     mid = math.log(float(np.median(c)) / float(np.median(b)))
-    half = Z95 * math.sqrt(_log_median_se(b) ** 2 + _log_median_se(c) ** 2 + 2 * run_cv ** 2)
+    own = _log_median_se(b) ** 2 + _log_median_se(c) ** 2
+    half = Z95 * math.sqrt(own + 2 * run_cv ** 2)
+    if series is not None:
+        half = max(half, series[1] * math.sqrt(own + 2 * series[0] ** 2))
     return math.exp(mid - half), math.exp(mid + half)
 
 
@@ -108,7 +115,7 @@ def worse_of(ratio: float, direction: str) -> float:
 
 
 def compare_samples(base, cand, direction: str, alpha: float, min_effect: float, min_samples: int,
-                    run_cv: float = 0.0) -> Comparison:
+                    run_cv: float = 0.0, series: Optional[tuple[float, float]] = None) -> Comparison:
     """Compare two sets of raw samples of one series; direction 'lower' or 'higher' is better.
     A regression (improvement) needs significance, the minimum effect, and a CI that, widened by the
     protocol's run-to-run spread `run_cv`, lies wholly on the worse (better) side; stable needs the
@@ -121,7 +128,7 @@ def compare_samples(base, cand, direction: str, alpha: float, min_effect: float,
         return Comparison("insufficient", ch, worse_of(mc / mb if mb > 0 else math.nan, direction), math.nan,
                           math.nan, math.nan, len(b), len(c), mb, mc)
     change = (mc - mb) / mb
-    ratio_lo, ratio_hi = _ratio_ci_sorted(b, c, run_cv)
+    ratio_lo, ratio_hi = _ratio_ci_sorted(b, c, run_cv, series)
     lo, hi = ratio_lo - 1.0, ratio_hi - 1.0
     p = _mann_whitney_sorted(b, c)
     worse = worse_of(mc / mb, direction)

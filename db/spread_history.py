@@ -1,0 +1,158 @@
+"""Learn each series' run-to-run spread (db.verdict.spread) from result files or the database.
+
+    python -m db.spread_history results/h200 --out db/verdict/run_spread.json
+
+Runs count together only as the same code: same implementation hash, software key and exact timing
+protocol; a change of any of them is a level, not noise, so each such group contributes its own
+within-group spread and the groups are pooled per series.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Iterable, Optional
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, defer
+
+from db.engine import resolve_url, sqlite_path
+from db.ingest import ResultFileError, load_any
+from db.models import Benchmark, Environment, Result, Run
+from db.verdict import counts_of, host_timer, metric_kind, prepare
+from db.verdict.rules import FRACTION, THROUGHPUT, TIMING
+from db.queries import read_engine, tables
+from db.verdict.spread import Entry, SpreadTable, committed, key_of, siblings
+from runners.code_hash import registry_args, rekey_doc
+from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS
+from runners.env import key_of as env_key
+
+
+def _positive(x) -> Optional[float]:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0 else None
+
+
+class Builder:
+    """Collects one value per (series group, run) and reduces them to a SpreadTable."""
+
+    def __init__(self) -> None:
+        self.timing: dict[tuple, dict[str, float]] = defaultdict(dict)
+        self.fraction: dict[tuple, dict[str, tuple[int, int]]] = defaultdict(dict)
+
+    def add_rows(self, run_id: str, hardware_key: str, software_key: str, rows: list[dict]) -> None:
+        """One run's result rows (result-file shape; samples not needed)."""
+        for r in prepare([r for r in rows if r.get("status") == "ok"]):
+            kind = metric_kind(r["metric"], r.get("unit", ""))
+            protocol = (r.get("stats") or {}).get("protocol") or ""
+            key = key_of(r, hardware_key)
+            if kind in (TIMING, THROUGHPUT) and not host_timer(protocol):
+                v = _positive(r.get("value"))
+                if v is not None:
+                    self.timing[(key, software_key, protocol, r.get("impl_hash"))].setdefault(run_id, math.log(v))
+            elif kind == FRACTION:
+                kn = counts_of(r)
+                if kn and kn[1] > 0:
+                    self.fraction[(key, software_key, r.get("impl_hash"))].setdefault(run_id, kn)
+
+    def add_document(self, doc: dict) -> None:
+        doc = rekey_doc(doc, registry_args)  # hashes as today's writer makes them, as the gate compares
+        run = doc["run"]
+        env = run.get("env") or {}
+        hw = run.get("hardware_key") or env_key(env, HARDWARE_KEYS)
+        sw = run.get("software_key") or env_key(env, SOFTWARE_KEYS)
+        self.add_rows(run["id"], hw, sw, doc["results"])
+
+    def table(self, source: str, skip_runs: Iterable[str] = ()) -> SpreadTable:
+        """The table of what was added, the runs in skip_runs left out (a held-out check)."""
+        t, skip = SpreadTable(source=source), set(skip_runs)
+        for (key, *_), runs in self.timing.items():
+            x = [v for r, v in runs.items() if r not in skip]
+            if len(x) >= 2:
+                mean = sum(x) / len(x)
+                ss = sum((v - mean) ** 2 for v in x)
+                t.timings.setdefault(key, Entry()).add(ss, len(x) - 1)
+                t.timings.setdefault(siblings(key), Entry()).add(ss, len(x) - 1)
+        for (key, *_), runs in self.fraction.items():
+            kn = [v for r, v in runs.items() if r not in skip]
+            if len(kn) < 2:
+                continue
+            p = sum(k for k, _ in kn) / sum(n for _, n in kn)
+            chi2 = 0.0 if p in (0.0, 1.0) else sum((k - n * p) ** 2 / (n * p * (1 - p)) for k, n in kn)
+            t.fractions.setdefault(key, Entry()).add(chi2, len(kn) - 1)
+        return t
+
+
+def builder_of(paths: Iterable[Path]) -> tuple[Builder, int]:
+    """A Builder fed every result file under paths (folders searched for *.json and *.json.gz), and how
+    many files it read."""
+    b, n = Builder(), 0
+    for path in paths:
+        files = sorted(path.rglob("*.json*")) if path.is_dir() else [path]
+        for f in files:
+            if not f.name.endswith((".json", ".json.gz")):
+                continue
+            try:
+                doc = load_any(f)[0]
+            except (ResultFileError, ValueError, KeyError):
+                continue  # not a result file (a study's own JSON)
+            b.add_document(doc)
+            n += 1
+    return b, n
+
+
+def from_files(paths: Iterable[Path]) -> SpreadTable:
+    """The table learned from result files (folders searched for *.json and *.json.gz)."""
+    b, n = builder_of(paths)
+    return b.table(f"{n} result files")
+
+
+def from_session(session: Session) -> SpreadTable:
+    """The table learned from every run stored in the database (values and stats only, no samples)."""
+    q = (select(Result, Benchmark, Run.id, Environment)
+         .join(Benchmark, Result.benchmark_id == Benchmark.id).join(Run, Result.run_id == Run.id)
+         .join(Environment, Run.environment_id == Environment.id)
+         .options(defer(Result.samples), defer(Result.samples_f64)))
+    by_run: dict[str, tuple[str, str, list[dict]]] = {}
+    for res, bench, run_id, env in session.execute(q):
+        rows = by_run.setdefault(run_id, (env.hardware_key, env.software_key, []))[2]
+        rows.append({"technique": bench.technique, "impl": bench.impl, "case": bench.case_id, "metric": res.metric,
+                     "unit": res.unit, "value": res.value, "status": res.status, "stats": res.stats or {},
+                     "params": res.params or bench.params or {}, "impl_hash": res.impl_hash})
+    b = Builder()
+    for run_id, (hw, sw, rows) in by_run.items():
+        b.add_rows(run_id, hw, sw, rows)
+    return b.table(f"database ({len(by_run)} runs)")
+
+
+def table_for(session: Optional[Session] = None) -> SpreadTable:
+    """The committed table, merged with what the database has learned where it knows more (every stored
+    run counts: a run of new code or new software is a group of its own, so it widens nothing)."""
+    return committed().merged(from_session(session)) if session is not None else committed()
+
+
+def table_for_url(url: Optional[str]) -> SpreadTable:
+    """table_for the database at url, read-only; the committed table alone where there is none."""
+    path = sqlite_path(resolve_url(url))
+    if (path is not None and not path.is_file()) or not tables(url) >= {"runs", "results"}:
+        return committed()
+    with Session(read_engine(url)) as s:
+        return table_for(s)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("paths", nargs="+", type=Path, help="result files or folders of them")
+    ap.add_argument("--out", type=Path, required=True)
+    a = ap.parse_args(argv)
+    t = from_files(a.paths)
+    a.out.write_text(t.to_json())
+    wide = sum(1 for k in t.timings if t.timing(k, 0.028))
+    print(f"{len(t.timings)} timing series, {len(t.fractions)} fraction series from {t.source}; "
+          f"{wide} timing series wider than 2.8 % -> {a.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
