@@ -5,6 +5,7 @@ from collections import defaultdict
 
 from ci.gate_compare import SEVERITY, SeriesVerdict
 from db.escape import md_code, md_text
+from db.verdict.spread import TAIL as SPREAD_TAIL
 from suite.ceilings import ceilings_from_rows, ceilings_line, share_text
 
 ICON = {"regressed": "🔴", "failed correctness": "❌", "errored": "💥", "improved": "🟢", "stable": "⚪",
@@ -114,9 +115,12 @@ def rules_line(th) -> str:
             "host-timer (CPU) timings are shown, never blocking")
     return (f"timings and throughputs: two-sided Mann-Whitney U on raw samples, p < {th.alpha}, and a median change "
             f"of at least {th.min_effect:.0%} ({th.host_min_effect:.0%} for host timers; {host}), shown with a 95% "
-            f"CI of the median ratio. Errors must stay within the stored tolerance or bound. Quality "
+            f"CI of the median ratio that carries the run-to-run spread: the protocol's, or the series' own where "
+            f"runs of the same code showed it wider (at 1/{1 / SPREAD_TAIL:.0f}; learned from "
+            f"{th.spread_table().source}). Errors must stay within the stored tolerance or bound. Quality "
             f"fractions (recall, needle hits, *_frac) are k of n: Fisher's exact test p < {th.alpha} and an absolute "
-            f"change of at least {th.quality_min_effect:g}; needle grids pooled per selector and context. Expected "
+            f"change of at least {th.quality_min_effect:g}, on n/phi trials where same-code runs scatter phi times "
+            f"the binomial variance; needle grids pooled per selector and context. Expected "
             "failures and probe points are listed, never blocking. Regressions are never netted against improvements.")
 
 
@@ -184,7 +188,11 @@ def to_json(result) -> dict:
                          "gate_host_timings": result.thresholds.gate_host_timings,
                          "min_effect": result.thresholds.min_effect,
                          "host_min_effect": result.thresholds.host_min_effect, "ci": "95% distribution-free CI of the median ratio (Price & Bonett 2002)",
-                         "suspicious_speedup": result.thresholds.suspicious_speedup},
+                         "suspicious_speedup": result.thresholds.suspicious_speedup,
+                         "run_spreads": {"protocol_gpu": result.thresholds.run_cv_gpu,
+                                         "protocol_placed": result.thresholds.run_cv_placed,
+                                         "learned_from": result.thresholds.spread_table().source,
+                                         "learned_tail": SPREAD_TAIL}},
             "counts": result.counts(), "remeasure": result.remeasure_note,
             "blocking": [v.key.label() for v in result.ordered() if v.blocking],
             "series": [v.as_dict() for v in result.ordered()],

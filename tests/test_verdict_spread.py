@@ -111,3 +111,15 @@ def test_database_learns_the_same_table_as_the_files(db_url):
         assert got.timings[k].df == e.df and math.isclose(got.timings[k].ss, e.ss, rel_tol=1e-6, abs_tol=1e-12)
     merged = table_for_url(db_url)
     assert merged.source.endswith("database (3 runs)") and len(merged.timings) >= len(committed().timings)
+
+
+@pytest.mark.parametrize("text", ["", "{not json", '{"schema": 1, "rows": [["timing", "a", 1]]}', '{"rows": 3}'])
+def test_an_unreadable_table_judges_on_the_protocol_spreads_and_says_so(tmp_path, capsys, text):
+    from db.verdict.spread import load
+
+    path = tmp_path / "run_spread.json"
+    path.write_text(text)
+    t = load(path)
+    assert not t.timings and not t.fractions and "unreadable" in t.source
+    assert "python -m db.spread_history" in capsys.readouterr().err
+    assert load(tmp_path / "absent.json").source == "none"

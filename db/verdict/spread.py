@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -137,6 +138,18 @@ class SpreadTable:
 @lru_cache(maxsize=1)
 def committed() -> SpreadTable:
     """The table shipped with KernelWatch, learned from the committed H200 runs (empty if absent)."""
-    if not COMMITTED.is_file():
+    return load(COMMITTED)
+
+
+def load(path: Path) -> SpreadTable:
+    """A table written by to_json; a missing or unreadable file gives an empty table (every series on its
+    protocol's spread) and says so on stderr, naming the command that rewrites it."""
+    if not path.is_file():
         return SpreadTable(source="none")
-    return SpreadTable.from_json(COMMITTED.read_text())
+    try:
+        return SpreadTable.from_json(path.read_text())
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        print(f"warning: {path}: not a run-spread table ({type(exc).__name__}: {exc}); judging on the protocols' "
+              "spreads alone; rewrite it with: python -m db.spread_history results/h200 --out " + str(path),
+              file=sys.stderr)
+        return SpreadTable(source=f"none ({path.name} unreadable)")
