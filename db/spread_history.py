@@ -15,8 +15,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Optional
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session, defer
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from db.engine import resolve_url, sqlite_path
 from db.ingest import ResultFileError, load_any
@@ -110,20 +110,31 @@ def from_files(paths: Iterable[Path]) -> SpreadTable:
 
 def from_session(session: Session) -> SpreadTable:
     """The table learned from every run stored in the database (values and stats only, no samples)."""
-    q = (select(Result, Benchmark, Run.id, Environment)
+    q = (select(Result.run_id, Environment.hardware_key, Environment.software_key, Benchmark.technique,
+                Benchmark.impl, Benchmark.case_id, Benchmark.params, Result.metric, Result.unit, Result.value,
+                Result.status, Result.stats, Result.params, Result.impl_hash)
          .join(Benchmark, Result.benchmark_id == Benchmark.id).join(Run, Result.run_id == Run.id)
          .join(Environment, Run.environment_id == Environment.id)
-         .options(defer(Result.samples), defer(Result.samples_f64)))
+         .where(Result.status == "ok"))
     by_run: dict[str, tuple[str, str, list[dict]]] = {}
-    for res, bench, run_id, env in session.execute(q):
-        rows = by_run.setdefault(run_id, (env.hardware_key, env.software_key, []))[2]
-        rows.append({"technique": bench.technique, "impl": bench.impl, "case": bench.case_id, "metric": res.metric,
-                     "unit": res.unit, "value": res.value, "status": res.status, "stats": res.stats or {},
-                     "params": res.params or bench.params or {}, "impl_hash": res.impl_hash})
+    for run_id, hw, sw, tech, impl, case, b_params, metric, unit, value, status, stats, params, h in session.execute(q):
+        rows = by_run.setdefault(run_id, (hw, sw, []))[2]
+        rows.append({"technique": tech, "impl": impl, "case": case, "metric": metric, "unit": unit, "value": value,
+                     "status": status, "stats": stats or {}, "params": params or b_params or {}, "impl_hash": h})
     b = Builder()
     for run_id, (hw, sw, rows) in by_run.items():
         b.add_rows(run_id, hw, sw, rows)
     return b.table(f"database ({len(by_run)} runs)")
+
+
+def stamp(url: Optional[str]) -> tuple:
+    """What the learned table depends on, cheap to read: (runs stored, newest start); () without a database."""
+    path = sqlite_path(resolve_url(url))
+    if (path is not None and not path.is_file()) or "runs" not in tables(url):
+        return ()
+    with Session(read_engine(url)) as s:
+        n, newest = s.execute(select(func.count(Run.id), func.max(Run.started_at))).one()
+    return (int(n), str(newest))
 
 
 def table_for(session: Optional[Session] = None) -> SpreadTable:

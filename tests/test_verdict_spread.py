@@ -12,7 +12,7 @@ from ci.gate import run_gate
 from ci.gate_refs import from_document, load_document
 from db.engine import open_db
 from db.ingest import ingest_files
-from db.spread_history import builder_of, from_files, from_session, table_for_url
+from db.spread_history import builder_of, from_files, from_session, stamp, table_for_url
 from db.verdict import Thresholds
 from db.verdict.spread import COMMITTED, SpreadTable, committed, key_of
 from tests.conftest import ROOT
@@ -100,8 +100,13 @@ def test_database_learns_the_same_table_as_the_files(db_url):
     files = [H200 / "serving" / n for n in ("fused_norms_nightly_v4_bb7c0f1_2.json.gz",
                                             "fused_norms_nightly_v4_bb7c0f1_3.json.gz",
                                             "serving_formats_nightly_v4_bb7c0f1.json.gz")]
+    from dashboard import data
+
     factory = open_db(db_url)
-    ingest_files(factory, [str(f) for f in files])
+    ingest_files(factory, [str(files[0])])
+    assert stamp(db_url)[0] == 1 and data.thresholds(db_url).spreads.source.endswith("(1 runs)")
+    ingest_files(factory, [str(f) for f in files[1:]])
+    assert stamp(db_url)[0] == 3 and data.thresholds(db_url).spreads.source.endswith("(3 runs)")  # relearned
     want = from_files(files)
     with factory() as s:
         got = from_session(s)
