@@ -195,7 +195,7 @@ def gate_cmd(baseline: Optional[str] = typer.Option(None, "--baseline", "-b", he
         console.print(f"[red]gate:[/red] {exc}")
         raise typer.Exit(2)
     th = Thresholds(alpha=alpha, min_effect=min_effect, host_min_effect=host_min_effect,
-                    gate_host_timings=gate_host_timings, spreads=table_for_url(db))
+                    gate_host_timings=gate_host_timings, spreads=table_for_url(db, {cand.run_id}))
     result = run_gate(base, cand, th, active_mutes(db), remeasure)
     report = to_json(result)
     md = to_markdown(result)

@@ -40,7 +40,7 @@ def night_verdicts(session, doc: dict, mutes: list[dict] = ()):
                           .order_by(Run.started_at.desc()).limit(1))
     base = (from_document(prev, run_document(session, prev), "database") if prev else
             RunData("none", "database", {}, [], cur.hardware_key, cur.software_key))
-    return run_gate(base, cur, Thresholds(spreads=table_for(session)), mutes=mutes)
+    return run_gate(base, cur, Thresholds(spreads=table_for(session, {doc["run"]["id"]})), mutes=mutes)
 
 
 def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[list[str]] = None) -> tuple[dict, int]:

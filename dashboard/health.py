@@ -75,7 +75,7 @@ def health(url: str, runs: pd.DataFrame, tier: str) -> tuple[pd.DataFrame, pd.Da
             index = queries.result_index(url, inside + before)
             cand_ids, base_ids = pairs(index, inside, inside + before)
             cmp = verdict.compare(queries.results_by_id(url, base_ids), queries.results_by_id(url, cand_ids),
-                                  data.thresholds(url))
+                                  data.thresholds(url, tuple(inside)))
         frames.append(cmp.assign(hardware=hardware, hardware_key=key))
     if not frames:
         return pd.DataFrame(columns=verdict.LABELS), pd.DataFrame(columns=verdict.COLUMNS + ["hardware", "hardware_key"])

@@ -38,6 +38,7 @@ class Builder:
     """Collects one value per (series group, run) and reduces them to a SpreadTable."""
 
     def __init__(self) -> None:
+        self.runs: set[str] = set()
         self.timing: dict[tuple, dict[str, float]] = defaultdict(dict)
         self.fraction: dict[tuple, dict[str, tuple[int, int]]] = defaultdict(dict)
 
@@ -108,8 +109,8 @@ def from_files(paths: Iterable[Path]) -> SpreadTable:
     return b.table(f"{n} result files")
 
 
-def from_session(session: Session) -> SpreadTable:
-    """The table learned from every run stored in the database (values and stats only, no samples)."""
+def builder_from_session(session: Session) -> Builder:
+    """A Builder fed every run stored in the database (values and stats only, no samples)."""
     q = (select(Result.run_id, Environment.hardware_key, Environment.software_key, Benchmark.technique,
                 Benchmark.impl, Benchmark.case_id, Benchmark.params, Result.metric, Result.unit, Result.value,
                 Result.status, Result.stats, Result.params, Result.impl_hash)
@@ -124,32 +125,49 @@ def from_session(session: Session) -> SpreadTable:
     b = Builder()
     for run_id, (hw, sw, rows) in by_run.items():
         b.add_rows(run_id, hw, sw, rows)
-    return b.table(f"database ({len(by_run)} runs)")
+    b.runs = set(by_run)
+    return b
+
+
+def from_session(session: Session, skip_runs: Iterable[str] = ()) -> SpreadTable:
+    """The table learned from the runs stored in the database, those in skip_runs left out."""
+    return from_builder(builder_from_session(session), skip_runs)
+
+
+def from_builder(b: Builder, skip_runs: Iterable[str] = ()) -> SpreadTable:
+    """A database Builder's table without skip_runs (the runs being judged: a run never teaches the
+    spread it is judged against, or a slowdown in it would widen its own series)."""
+    skip = set(skip_runs)
+    return b.table(f"database ({len(b.runs - skip)} runs)", skip)
 
 
 def stamp(url: Optional[str]) -> tuple:
     """What the learned table depends on, cheap to read: (runs stored, newest start); () without a database."""
-    path = sqlite_path(resolve_url(url))
-    if (path is not None and not path.is_file()) or "runs" not in tables(url):
+    if not has_runs(url):
         return ()
     with Session(read_engine(url)) as s:
         n, newest = s.execute(select(func.count(Run.id), func.max(Run.started_at))).one()
     return (int(n), str(newest))
 
 
-def table_for(session: Optional[Session] = None) -> SpreadTable:
-    """The committed table, merged with what the database has learned where it knows more (every stored
-    run counts: a run of new code or new software is a group of its own, so it widens nothing)."""
-    return committed().merged(from_session(session)) if session is not None else committed()
+def table_for(session: Optional[Session] = None, skip_runs: Iterable[str] = ()) -> SpreadTable:
+    """The committed table, merged with what the database has learned where it knows more; the runs
+    being judged (skip_runs: the candidate) are left out of what the database teaches."""
+    return committed().merged(from_session(session, skip_runs)) if session is not None else committed()
 
 
-def table_for_url(url: Optional[str]) -> SpreadTable:
-    """table_for the database at url, read-only; the committed table alone where there is none."""
+def has_runs(url: Optional[str]) -> bool:
+    """Is there a KernelWatch database with stored results at url (never creating one)?"""
     path = sqlite_path(resolve_url(url))
-    if (path is not None and not path.is_file()) or not tables(url) >= {"runs", "results"}:
+    return not (path is not None and not path.is_file()) and tables(url) >= {"runs", "results"}
+
+
+def table_for_url(url: Optional[str], skip_runs: Iterable[str] = ()) -> SpreadTable:
+    """table_for the database at url, read-only; the committed table alone where there is none."""
+    if not has_runs(url):
         return committed()
     with Session(read_engine(url)) as s:
-        return table_for(s)
+        return table_for(s, skip_runs)
 
 
 def main(argv: Optional[list[str]] = None) -> int:

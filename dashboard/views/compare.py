@@ -115,7 +115,7 @@ for col, (status, n) in zip(cols, counts.items()):
 st.caption("Per series, with the gate's rules (db/verdict): timings by Mann-Whitney U on the two sides' samples "
            "(p < 0.01 and a median change >= 5 % in time, a rate's change read as the time per unit of work, "
            "beyond the series' run-to-run spread: its protocol's, or its own where runs of the same code showed it "
-           "wider, learned from " + data.thresholds(url).spread_table().source + "; host-timer timings shown, not "
+           "wider, learned from earlier runs (this database and the committed results); host-timer timings shown, not "
            "gated), errors against their stored tolerance or bound, quality fractions as k of n (Fisher's exact "
            "test, change >= 0.05, on n / phi trials where same-code runs scatter phi times the binomial variance); "
            "the metric's direction decides regressed or improved. A series' reason (table) says which spread "
