@@ -44,8 +44,8 @@ def family(protocol: str) -> str:
 
 def key_of(row: dict, hardware_key: str) -> tuple[str, ...]:
     """The table key of a result row measured on the hardware of `hardware_key` (runners.env.key_of)."""
-    return (row["technique"], row["impl"], row["case"], row["metric"], hardware_key or "",
-            family((row.get("stats") or {}).get("protocol") or ""))
+    return (row.get("technique", ""), row.get("impl", ""), row.get("case", ""), row.get("metric", ""),
+            hardware_key or "", family((row.get("stats") or {}).get("protocol") or ""))
 
 
 def siblings(key: tuple) -> tuple:
