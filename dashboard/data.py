@@ -13,8 +13,7 @@ from dashboard import url_state, verdict
 from db import queries
 from db.engine import resolve_url
 from db.run_table import run_table as db_run_table
-from db.spread_history import builder_from_session, from_builder, stamp
-from db.verdict.spread import committed
+from db.spread_history import builder_from_session, learned, stamp
 from db.verdict import Thresholds
 from db.urls import mask_url
 from suite.ceilings import share_text
@@ -167,9 +166,7 @@ def _builder(url: str, runs_stamp: tuple):  # runs_stamp: part of the cache key
 
 @st.cache_data(ttl=24 * 3600, max_entries=64, show_spinner=False)
 def _thresholds(url: str, runs_stamp: tuple, candidate_runs: tuple[str, ...]) -> Thresholds:
-    b = _builder(url, runs_stamp)
-    table = committed() if b is None else committed().merged(from_builder(b, candidate_runs))
-    return Thresholds(spreads=table)
+    return Thresholds(spreads=learned(_builder(url, runs_stamp), candidate_runs))
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)

@@ -44,6 +44,7 @@ class Builder:
 
     def add_rows(self, run_id: str, hardware_key: str, software_key: str, rows: list[dict]) -> None:
         """One run's result rows (result-file shape; samples not needed)."""
+        self.runs.add(run_id)
         for r in prepare([r for r in rows if r.get("status") == "ok"]):
             kind = metric_kind(r["metric"], r.get("unit", ""))
             protocol = (r.get("stats") or {}).get("protocol") or ""
@@ -125,7 +126,6 @@ def builder_from_session(session: Session) -> Builder:
     b = Builder()
     for run_id, (hw, sw, rows) in by_run.items():
         b.add_rows(run_id, hw, sw, rows)
-    b.runs = set(by_run)
     return b
 
 
@@ -150,10 +150,15 @@ def stamp(url: Optional[str]) -> tuple:
     return (int(n), str(newest))
 
 
-def table_for(session: Optional[Session] = None, skip_runs: Iterable[str] = ()) -> SpreadTable:
-    """The committed table, merged with what the database has learned where it knows more; the runs
+def learned(b: Optional[Builder], skip_runs: Iterable[str] = ()) -> SpreadTable:
+    """The committed table, merged with what a database Builder has learned where it knows more; the runs
     being judged (skip_runs: the candidate) are left out of what the database teaches."""
-    return committed().merged(from_session(session, skip_runs)) if session is not None else committed()
+    return committed() if b is None else committed().merged(from_builder(b, skip_runs))
+
+
+def table_for(session: Optional[Session] = None, skip_runs: Iterable[str] = ()) -> SpreadTable:
+    """learned() from the database of session (the committed table alone without one)."""
+    return learned(builder_from_session(session) if session is not None else None, skip_runs)
 
 
 def has_runs(url: Optional[str]) -> bool:

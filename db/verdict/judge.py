@@ -103,14 +103,19 @@ def apply(v: Verdict, c: Comparison) -> None:
     v.n_baseline, v.n_candidate = c.n_baseline, c.n_candidate
 
 
+def _hardware_key(v: Verdict, cand: dict) -> str:
+    """The hardware the candidate ran on: the verdict's series key (gate), else the row's own (dashboard)."""
+    return getattr(v.key, "hardware_key", "") or cand.get("hardware_key") or ""
+
+
 def series_spread(cand: dict, th: R.Thresholds, hardware_key: str = "") -> Optional[TimingSpread]:
     """The series' own run-to-run spread learned from earlier same-code runs, where it is wider than
     its protocol's (None: the protocol's spread decides)."""
     protocol = (cand.get("stats") or {}).get("protocol") or ""
     if R.host_timer(protocol):
         return None
-    hw = hardware_key or cand.get("hardware_key") or ""
-    return th.spread_table().timing(spread_key(cand, hw), th.run_cv(protocol))
+    return th.spread_table().timing(spread_key(cand, hardware_key or cand.get("hardware_key") or ""),
+                                    th.run_cv(protocol))
 
 
 def samples_comparison(base: dict, cand: dict, direction: str, th: R.Thresholds, ab: bool = False,
@@ -153,7 +158,7 @@ def settle(c: Comparison, th: R.Thresholds) -> str:
 def _timing(v: Verdict, base: dict, cand: dict, th: R.Thresholds, ab: bool = False) -> None:
     protocol = (cand.get("stats") or {}).get("protocol") or ""
     t = th.for_protocol(protocol)
-    hw = getattr(v.key, "hardware_key", "") or ""
+    hw = _hardware_key(v, cand)
     c = samples_comparison(base, cand, v.direction, th, ab, hw)
     spread = _spread_text(base, cand, protocol, t, ab, hw)
     effect = t.ab_min_effect if ab and not R.host_timer(protocol) else t.min_effect
@@ -219,7 +224,7 @@ def _fraction(v: Verdict, base: dict, cand: dict, th: R.Thresholds) -> None:
         return
     (kb, nb), (kc, nc) = cb, cc
     v.k_baseline, v.n_baseline, v.k_candidate, v.n_candidate = kb, nb, kc, nc
-    disp = th.spread_table().dispersion(spread_key(cand, getattr(v.key, "hardware_key", "") or cand.get("hardware_key") or ""))
+    disp = th.spread_table().dispersion(spread_key(cand, _hardware_key(v, cand)))
     scaled, note = (kb, nb, kc, nc), ""
     if disp is not None:  # trials of one run share their seed: n/phi independent trials, k scaled alike
         phi, df = disp

@@ -100,7 +100,7 @@ class SpreadTable:
         sigma = math.sqrt((PRIOR_DF * prior + ss) / nu)
         if sigma <= floor:
             return None
-        return TimingSpread(sigma, nu, float(student_t.ppf(1 - TAIL, nu)))
+        return TimingSpread(sigma, nu, _quantile(nu))
 
     def dispersion(self, key: tuple) -> Optional[tuple[float, int]]:
         """(phi, df): how many times the binomial variance k/n shows between same-code runs (>= 1,
@@ -133,6 +133,12 @@ class SpreadTable:
         for kind, *key, ss, df in doc["rows"]:
             (t.timings if kind == "timing" else t.fractions)[tuple(key)] = Entry(float(ss), int(df))
         return t
+
+
+@lru_cache(maxsize=256)
+def _quantile(nu: float) -> float:
+    """Student-t quantile at 1 - TAIL on nu degrees of freedom (one per history length, not per verdict)."""
+    return float(student_t.ppf(1 - TAIL, nu))
 
 
 @lru_cache(maxsize=1)
