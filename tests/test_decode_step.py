@@ -129,6 +129,26 @@ def test_merge_in_groups_of_splits_gives_the_merge_of_all_at_once(S, pos, mma):
     assert rel_err(outs[1], _attention(q, kc, vc, pos, hq)) < (1e-2 if mma else 1e-5)
 
 
+@pytest.mark.parametrize("mma", [False, True])
+def test_bf16_partials_merge_within_bf16_rounding_of_the_fp32_ones(mma):
+    """part_dtype bf16: each split's partial is rounded once to bf16 before the merge, so the output moves
+    by about bf16's unit roundoff from the fp32-partials output, and the counters return to zero."""
+    hq, hkv, D, S, pos = 8, 2, 16, 200, 150
+    g = torch.Generator().manual_seed(11)
+    q = torch.randn(hq * D, generator=g)
+    kc = torch.randn(hkv, S, D, generator=g).to(torch.bfloat16)
+    vc = torch.randn(hkv, S, D, generator=g).to(torch.bfloat16)
+    outs = []
+    for dt in (torch.float32, torch.bfloat16):
+        attn = DecodeAttention(hq, hkv, S, D, "cpu", block_s=16 if not mma else 32, mma=mma, part_dtype=dt)
+        outs.append(torch.full((hq * D,), float("nan")))
+        attn(outs[-1], q, kc, vc, torch.tensor([pos]))
+        assert attn.part_o.dtype == dt and attn.count.eq(0).all()
+    err = rel_err(outs[1], outs[0])
+    assert 0 < err < 2 ** -6  # elementwise 2^-9 per partial; the weighted sum of signed V values cancels
+    assert rel_err(outs[1], _attention(q, kc, vc, pos, hq)) < (1e-2 if mma else 4e-3)
+
+
 @pytest.mark.parametrize("pos", [40, 69])
 def test_early_kv_loads_ignore_whatever_the_slots_past_pos_hold(pos):
     """The tensor-core kernel loads K/V without waiting for pos: NaN and inf past pos change nothing."""
@@ -153,8 +173,9 @@ def test_early_kv_loads_ignore_whatever_the_slots_past_pos_hold(pos):
                                                      (200, 0, 32, 64)])
 def test_attention_with_its_first_tile_loaded_before_the_wait_is_bit_identical(S, pos, block_s, max_split):
     """pre: each split's first tile of the slots before pos is loaded before the wait for the previous
-    launch and slot pos patched in after it; with several tiles a split (max_split 4) and pos inside,
-    at the start of or past a split's first tile, and NaN / inf past pos, the output is the same bits."""
+    launch and slot pos patched in after it (by every split, or, patch_if, behind a branch by the split
+    holding it); with several tiles a split (max_split 4) and pos inside, at the start of or past a split's
+    first tile, and NaN / inf past pos, the output is the same bits."""
     hq, hkv, D = 8, 2, 16
     g = torch.Generator().manual_seed(S * pos + block_s)
     q = torch.randn(hq * D, generator=g)
@@ -163,14 +184,14 @@ def test_attention_with_its_first_tile_loaded_before_the_wait_is_bit_identical(S
     attn = DecodeAttention(hq, hkv, S, D, "cpu", block_s=block_s, mma=True, max_split=max_split)
     assert attn.nsplit > 1 and (max_split > 4 or attn.chunk > block_s)
     outs = []
-    for pre, junk in ((False, False), (True, False), (True, True)):
+    for pre, junk, patch_if in ((False, False, False), (True, False, False), (True, True, False), (True, True, True)):
         k, v = kc.clone(), vc.clone()
         if junk:
             k[:, pos + 1:], v[:, pos + 1:] = float("nan"), float("inf")
         outs.append(torch.full((hq * D,), float("nan")))
-        attn(outs[-1], q, k, v, torch.tensor([pos]), pre=pre, pdl=pre)
+        attn(outs[-1], q, k, v, torch.tensor([pos]), pre=pre, pdl=pre, patch_if=patch_if)
     assert torch.isfinite(outs[0]).all()
-    assert torch.equal(outs[0], outs[1]) and torch.equal(outs[1], outs[2])
+    assert all(torch.equal(outs[0], o) for o in outs[1:])
     assert rel_err(outs[1], _attention(q, kc, vc, pos, hq)) < 1e-2  # q and p rounded to bf16
 
 

@@ -24,7 +24,8 @@ def _store_and_merge(acc, m, lsum, g, d, rmask, hk, sp, part_o, part_ml, count_p
     MERGE: the merge reads the partials MERGE splits at a time (0: all at once, NSPLIT*G*D fp32 held in
     registers, which sets the whole kernel's register count)."""
     slot = hk * NSPLIT + sp
-    tl.store(part_o + (slot * G + g)[:, None] * D + d[None, :], acc, mask=rmask[:, None])
+    # part_o is fp32 or bf16 (half the merge's load and registers; the partial rounded once)
+    tl.store(part_o + (slot * G + g)[:, None] * D + d[None, :], acc.to(part_o.dtype.element_ty), mask=rmask[:, None])
     tl.store(part_ml + (slot * G + g) * 2, m, mask=rmask)
     tl.store(part_ml + (slot * G + g) * 2 + 1, lsum, mask=rmask)
     # acq_rel: the partials above are visible to whichever program sees the last count
@@ -39,14 +40,14 @@ def _store_and_merge(acc, m, lsum, g, d, rmask, hk, sp, part_o, part_ml, count_p
         wgt = tl.math.exp2(ms - mx[None, :])
         den = tl.sum(wgt * ls, 0)
         if not MERGE:  # 0, or None where a caller compiles the kernel without naming it
-            po = tl.load(part_o + rows[:, :, None] * D + d[None, None, :])  # (NSPLIT, G, D)
+            po = tl.load(part_o + rows[:, :, None] * D + d[None, None, :]).to(tl.float32)  # (NSPLIT, G, D)
             o = tl.sum(wgt[:, :, None] * po, 0) / den[:, None]
         else:
             o = tl.zeros([G, D], tl.float32)
             for c in tl.range(0, NSPLIT, MERGE):
                 rc = (hk * NSPLIT + c + tl.arange(0, MERGE))[:, None] * G + gg[None, :]  # (MERGE, G)
                 wc = tl.math.exp2(tl.load(part_ml + rc * 2) - mx[None, :])
-                po = tl.load(part_o + rc[:, :, None] * D + d[None, None, :])  # (MERGE, G, D)
+                po = tl.load(part_o + rc[:, :, None] * D + d[None, None, :]).to(tl.float32)  # (MERGE, G, D)
                 o += tl.sum(wc[:, :, None] * po, 0)
             o = o / den[:, None]
         tl.store(out_ptr + (hk * G + gg)[:, None] * D + d[None, :], o)
@@ -94,7 +95,7 @@ def decode_attn_mma_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, coun
                            G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
                            NSPLIT: tl.constexpr, PDL: tl.constexpr, UPCAST: tl.constexpr, PF: tl.constexpr,
                            EARLY: tl.constexpr, PRE: tl.constexpr = False, TRIG: tl.constexpr = False,
-                           MERGE: tl.constexpr = 0):
+                           MERGE: tl.constexpr = 0, PATCH_IF: tl.constexpr = False):
     """The same split and merge with both products on tensor cores (attn_mma_item). TRIG: let the next
     launch start now (griddepcontrol), not after this one's wait. PRE: the split's first tile of the
     cache slots before pos loaded before the wait (no launch writes them in the step)."""
@@ -108,7 +109,7 @@ def decode_attn_mma_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, coun
         if not TRIG:
             _launch_next(PDL)
     attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale, hk, sp,
-                  G, D, CHUNK, BLOCK_S, NSPLIT, UPCAST, EARLY, PRE=PRE, PDL=PDL, MERGE=MERGE)
+                  G, D, CHUNK, BLOCK_S, NSPLIT, UPCAST, EARLY, PRE=PRE, PDL=PDL, MERGE=MERGE, PATCH_IF=PATCH_IF)
 
 
 @triton.jit
@@ -143,7 +144,8 @@ def _attn_tile(q, kt, v, valid, m, lsum, acc, UPCAST: tl.constexpr):
 def attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale, hk, sp,
                   G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
                   NSPLIT: tl.constexpr, UPCAST: tl.constexpr, EARLY: tl.constexpr = False,
-                  PRE: tl.constexpr = False, PDL: tl.constexpr = 0, MERGE: tl.constexpr = 0):
+                  PRE: tl.constexpr = False, PDL: tl.constexpr = 0, MERGE: tl.constexpr = 0,
+                  PATCH_IF: tl.constexpr = False):
     """KV head hk, split sp: both products on tensor cores, the G query rows padded to 16 (an MMA
     tile's least M), q and p rounded to bf16 as flash attention does; the head's last split merges.
     EARLY: K and V loaded masked by S only, so their loads do not wait for pos's; slots past pos are
@@ -159,11 +161,18 @@ def attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, ou
         s = first + tl.arange(0, BLOCK_S)
         kt0, v0 = _kv_tile(kc_ptr, vc_ptr, base, s, d, s < pos, D)
         _wait(PDL)
-        has = (pos >= first) & (pos < first + BLOCK_S)
-        knew = tl.load(kc_ptr + base + pos * D + d, mask=has & (d < D), other=0.0)
-        vnew = tl.load(vc_ptr + base + pos * D + d, mask=has & (d < D), other=0.0)
-        kt0 = tl.where((s == pos)[None, :], knew[:, None], kt0)
-        v0 = tl.where((s == pos)[:, None], vnew[None, :], v0)
+        if PATCH_IF:  # only the split holding slot pos patches it in (a branch, not selects in every split)
+            if (pos >= first) & (pos < first + BLOCK_S):
+                knew = tl.load(kc_ptr + base + pos * D + d)
+                vnew = tl.load(vc_ptr + base + pos * D + d)
+                kt0 = tl.where((s == pos)[None, :], knew[:, None], kt0)
+                v0 = tl.where((s == pos)[:, None], vnew[None, :], v0)
+        else:
+            has = (pos >= first) & (pos < first + BLOCK_S)
+            knew = tl.load(kc_ptr + base + pos * D + d, mask=has & (d < D), other=0.0)
+            vnew = tl.load(vc_ptr + base + pos * D + d, mask=has & (d < D), other=0.0)
+            kt0 = tl.where((s == pos)[None, :], knew[:, None], kt0)
+            v0 = tl.where((s == pos)[:, None], vnew[None, :], v0)
     q = tl.load(q_ptr + (hk * G + g)[:, None] * D + d[None, :], mask=(g < G)[:, None], other=0.0) * qk_scale
     if UPCAST:  # the interpreter's bf16 dot is wrong; bf16 products are exact in fp32
         q = round_bf16(q)
@@ -211,10 +220,12 @@ def tile_for(S: int, max_split: int, mma: bool) -> int:
 
 class DecodeAttention:
     """Scratch for one shape: partials, merge counters; call(out, q, kc, vc, pos). mma=True: the
-    tensor-core kernel (tiles of 64 slots, one tile per split at least), G = Hq/Hkv <= 16."""
+    tensor-core kernel (tiles of 64 slots, one tile per split at least), G = Hq/Hkv <= 16. part_dtype:
+    the partial outputs' (fp32, or bf16: the merge loads half the bytes into half the registers)."""
 
     def __init__(self, hq: int, hkv: int, S: int, D: int, device, block_s: int | str | None = None,
-                 pdl: bool = False, num_warps: int | str = 4, max_split: int = 64, mma: bool = False):
+                 pdl: bool = False, num_warps: int | str = 4, max_split: int = 64, mma: bool = False,
+                 part_dtype: torch.dtype = torch.float32):
         block_s = tile_for(S, max_split, mma) if block_s == "split" else block_s or (64 if mma else 32)
         # "auto": 2 warps for tiles of up to 32 slots, else 4 (H200, KV 1024 with tiles of 32: 0.770 against
         # 0.789-0.799 ms on 4 warps; KV 8192 with tiles of 128: 0.892 on 2 against 0.887-0.888 on 4)
@@ -222,14 +233,15 @@ class DecodeAttention:
         self.g, self.d, self.S, self.hkv, self.block_s, self.mma = hq // hkv, D, S, hkv, block_s, mma
         assert not mma or self.g <= 16, "mma pads the query group to 16 rows"
         self.chunk, self.nsplit = split_plan(S, block_s, max_split, 1 if mma else 2)
-        self.part_o = torch.empty(hkv * self.nsplit * self.g * D, device=device, dtype=torch.float32)
+        self.part_o = torch.empty(hkv * self.nsplit * self.g * D, device=device, dtype=part_dtype)
         self.part_ml = torch.empty(hkv * self.nsplit * self.g * 2, device=device, dtype=torch.float32)
         self.count = torch.zeros(hkv, device=device, dtype=torch.int32)
         self.pdl = pdl and not interpreting()
         self.num_warps = num_warps
 
     def __call__(self, out, q, kc, vc, pos, pf=None, pf_policy: int = PF_EVICT_LAST, early: bool = False,
-                 pdl: bool | None = None, trig: bool = False, pre: bool = False, merge: int = 0, maxnreg: int | None = None) -> None:
+                 pdl: bool | None = None, trig: bool = False, pre: bool = False, merge: int = 0, maxnreg: int | None = None,
+                 patch_if: bool = False) -> None:
         """out (Hq*D,) fp32 <- softmax(q k^T / sqrt(D)) v over cache slots 0..pos; q (Hq*D,) fp32,
         kc, vc (Hkv, S, D) bf16, pos (1,) int64; pf: a bf16 tensor to ask the L2 for, or None; early:
         the tensor-core kernel's K/V loads issued without waiting for pos. pdl: this launch's PDL (None:
@@ -238,13 +250,16 @@ class DecodeAttention:
         many splits at a time (0: all at once; at KV 8192, 64 splits, compiled for sm_90: 162 registers a
         thread with 0, 96 with 4-16, so 5 programs of 4 warps fit an SM instead of 3); maxnreg: the
         registers a thread may use (ptxas spills the rest; at KV 8192, 128: 64 bytes spilled, 4 programs
-        an SM, so the 512 programs fit in one wave on 132 SMs)."""
+        an SM, so the 512 programs fit in one wave on 132 SMs); patch_if: with pre, only the split holding slot
+        pos patches it into its early tile, behind a branch (otherwise every split selects over its whole tile:
+        ~260 PRMT/SEL after the wait in the sm_90 SASS at KV 8192)."""
         pdl = self.pdl if pdl is None else pdl and not interpreting()
         pf_t, pf_lines, pf_mode = prefetch_args(pf, pf_policy)
         scale = math.log2(math.e) / math.sqrt(self.d)
         assert self.mma or not (trig or pre), "trig / pre: the tensor-core kernel only"
         kernel, extra = ((decode_attn_mma_kernel, {"UPCAST": interpreting(), "EARLY": early, "PRE": pre,
-                                                   "TRIG": trig and not interpreting()}) if self.mma
+                                                   "TRIG": trig and not interpreting(), "PATCH_IF": patch_if})
+                         if self.mma
                          else (decode_attn_kernel, {}))
         kernel[(self.hkv, self.nsplit)](
             q, kc, vc, pos, self.part_o, self.part_ml, self.count, out, self.S, scale,

@@ -220,6 +220,28 @@ PFKV = (  # --pfkv (run with --kv 8192 --more-kv 1024): the K/V caches asked of 
     _K("down:v"), _K("qkv:k"), _B,
 )
 PFKV_MORE = (_B, _K("qkv:k"), _K("qkv:k", "down:v"), _B)
+_PB = {**_B, "attn_part_bf16": True}
+RESID = (  # --resid (run with --kv 8192 --more-kv 1024): fewer registers held by attention (bf16 partials, a cap)
+    # and by QKV, the launch it starts beside, so more attention programs are resident and load early
+    _B, _PB, _R(128), {**_PB, "attn_maxnreg": 128}, _b(qkv={"block_k": 1024}), _B,
+    {**_b(qkv={"block_k": 1024}), "attn_part_bf16": True}, _b(qkv={"target_programs": 264}),
+    {**_b(qkv={"target_programs": 264}), "attn_part_bf16": True}, _b(qkv={"target_programs": 1056}), _B, _PB,
+    {**_b(qkv={"block_k": 1024}), "attn_part_bf16": True, "attn_maxnreg": 128}, _B, _PB,
+)
+RESID_MORE = (_B, _PB, {**_PB, "attn_maxnreg": 128}, _B, _PB)
+_PI = {**_B, "attn_patch_if": True}
+PATCH = (  # --patch (run with --kv 8192 --more-kv 1024): slot pos patched in by its split only, alternated
+    _B, _PI, _B, _PI, {**_PI, "attn_maxnreg": 128}, _B, _PI, _B, _PI,
+)
+PATCH_MORE = (_B, _PI, _B, _PI, _B, _PI)
+_OP = lambda bk, n, **kw: {**_b(o_proj={"block_k": bk, "target_programs": n}), **kw}  # noqa: E731
+OPROG = (  # --oprog (run with --kv 8192 --more-kv 1024): O on more, smaller programs (fewer registers each), so
+    # they fit beside attention's programs and load their weights before attention ends; with bf16 partials
+    _B, _OP(2048, 264), _OP(2048, 528), _OP(1024, 528), _OP(1024, 264), _B,
+    _OP(2048, 264, attn_part_bf16=True), _OP(2048, 528, attn_part_bf16=True), _OP(1024, 528, attn_part_bf16=True),
+    _OP(1024, 1056), _OP(2048, 528, attn_maxnreg=128), _B,
+)
+OPROG_MORE = (_B, _OP(2048, 264), _OP(2048, 528), _OP(1024, 528), _B)
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
@@ -232,5 +254,6 @@ SETS = {
     "px2": (PX2, PX2_MORE, PX2[1:2]),
     "px3": (PX3, PX3_MORE, PX3[:1]), "kv8k": (KV8K, KV8K_MORE, KV8K[:1]),
     "merge": (MERGE, MERGE_MORE, MERGE[:2]), "nreg": (NREG, NREG_MORE, NREG[:2]),
-    "pfkv": (PFKV, PFKV_MORE, PFKV[:2]),
+    "pfkv": (PFKV, PFKV_MORE, PFKV[:2]), "resid": (RESID, RESID_MORE, RESID[:2]),
+    "patch": (PATCH, PATCH_MORE, PATCH[:2]), "oprog": (OPROG, OPROG_MORE, ()),
 }

@@ -22,7 +22,9 @@ launch kinds started with PDL (pdl=True: all of them): the launch before each le
 (griddepcontrol), and it loads what no earlier launch of the step writes (its first weight chunk;
 attention, with attn_pre, its first tile of the cache slots before pos) before it waits. attn_warps: the
 attention launch's warps ("auto": by its tile, DecodeAttention); block_s: its tile of cache slots ("split": one tile a split, decode_attention.tile_for);
-attn_merge: the splits its merge reads at a time (0: all); attn_maxnreg: its register cap (None: ptxas's).
+attn_merge: the splits its merge reads at a time (0: all); attn_maxnreg: its register cap (None: ptxas's);
+attn_part_bf16: its split partials stored in bf16 (the merge's load and registers halved); attn_patch_if:
+with attn_pre, only the split holding slot pos patches it in (a branch), not every split (selects).
 pf_kv: L2 requests for the K/V caches, "launch:cache" with launch "qkv" (its layer's cache) or "down" (the
 next layer's) and cache "k" or "v"; each replaces that launch's other prefetch.
 Defaults from the H200 sweep at KV 1024 (docs/data/h200_decode_step_sweep_*.json)."""
@@ -44,13 +46,14 @@ _SCRATCH: dict[tuple, "_Scratch"] = {}
 class _Scratch:
     """fp32 buffers of one shape: residual stream (2L+1, H), q, attention out, SwiGLU out."""
 
-    def __init__(self, L, H, hq, hkv, S, D, inter, device, pdl, block_s, mma, max_split, attn_warps):
+    def __init__(self, L, H, hq, hkv, S, D, inter, device, pdl, block_s, mma, max_split, attn_warps, part_bf16):
         self.hs = torch.empty(2 * L + 1, H, device=device, dtype=torch.float32)
         self.q = torch.empty(hq * D, device=device, dtype=torch.float32)
         self.att = torch.empty(hq * D, device=device, dtype=torch.float32)
         self.act = torch.empty(inter, device=device, dtype=torch.float32)
         self.attn = DecodeAttention(hq, hkv, S, D, device, block_s=block_s, pdl=pdl, mma=mma, max_split=max_split,
-                                    num_warps=attn_warps)
+                                    num_warps=attn_warps,
+                                    part_dtype=torch.bfloat16 if part_bf16 else torch.float32)
 
 
 def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos,
@@ -60,7 +63,8 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
           tune: dict | None = None, max_split: int = 64, fuse_mlp: bool = False,
           wd_t=None, early: bool = True, early_kv: bool = False, pdl_kinds: tuple = (),
           attn_pre: bool = True, attn_warps: int | str = 4, attn_merge: int = 0,
-          attn_maxnreg: int | None = None, pf_kv: tuple = ()) -> list[tuple[str, Callable[[], None]]]:
+          attn_maxnreg: int | None = None, pf_kv: tuple = (),
+          attn_part_bf16: bool = False, attn_patch_if: bool = False) -> list[tuple[str, Callable[[], None]]]:
     """The step's launches in order as (kind, call): embed, then per layer qkv, attention, o_proj,
     gate_up, down (or, fused, mlp), then head (run() calls them all; sweep.py also times each kind alone)."""
     if pdl_kinds and emb.is_cuda and torch.cuda.get_device_capability(emb.device)[0] < 9:
@@ -68,11 +72,12 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
     L, H = wqkv.shape[0], emb.shape[1]
     hkv, S, D = k_cache.shape[1:]
     hq, inter = wo.shape[-1] // D, wgu.shape[1] // 2
-    key = (L, H, hq, hkv, S, D, inter, str(emb.device), pdl, block_s, mma_attention, max_split, attn_warps)
+    key = (L, H, hq, hkv, S, D, inter, str(emb.device), pdl, block_s, mma_attention, max_split, attn_warps,
+           attn_part_bf16)
     sc = _SCRATCH.get(key)
     if sc is None:
         sc = _SCRATCH[key] = _Scratch(L, H, hq, hkv, S, D, inter, emb.device, pdl, block_s, mma_attention,
-                                      max_split, attn_warps)
+                                      max_split, attn_warps, attn_part_bf16)
     hs = sc.hs
     opts = {"block_k": block_k, "pdl": pdl, "target_programs": target_programs, "num_warps": num_warps,
             "pf_policy": pf_policy, "evict": evict, "early": early}
@@ -84,7 +89,7 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
     a_pdl = pdl or "attention" in pdl_kinds
     attn_opts = {"pdl": a_pdl, "trig": not pdl and "o_proj" in pdl_kinds,
                  "pre": attn_pre and mma_attention and a_pdl and not pdl, "merge": attn_merge,
-                 "maxnreg": attn_maxnreg}
+                 "maxnreg": attn_maxnreg, "patch_if": attn_patch_if}
     down_trig = {last: not pdl and nk in pdl_kinds for last, nk in ((False, "qkv"), (True, "head"))}
     mlp_opts = {"evict": evict, **(tune or {}).get("mlp", {})}
     out_steps = [] if fuse_embed else [("embed", lambda: hs[0].copy_(emb.index_select(0, token)[0]))]
