@@ -1,0 +1,54 @@
+"""Every run times a case on the same input instance (runners.job.timing_seed) while its correctness
+check draws fresh seeds: a data-dependent kernel's time is a property of the code, not of the night's draw."""
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from runners.correctness import ReferenceCache  # noqa: E402
+from runners.job import run_job, timing_seed  # noqa: E402
+from runners.run import SMOKE_PROTOCOL  # noqa: E402
+from suite.registry import get  # noqa: E402
+from suite.techniques.sparse_gemm.reference import _mask  # noqa: E402
+from suite.techniques.sparse_gemm.tiles import TILE  # noqa: E402
+
+
+def test_the_timing_seed_is_fixed_per_case_and_differs_between_cases():
+    seeds = {(t, c): timing_seed(t, c) for t in ("sparse_gemm", "w4a16_gemm") for c in ("m16_block_d10", "m1_8b_up")}
+    assert seeds == {k: timing_seed(*k) for k in seeds}  # a pure function of its names
+    assert len(set(seeds.values())) == len(seeds)
+    assert all(1 <= s < 2**31 - 20_000 for s in seeds.values())
+
+
+def test_two_runs_time_the_same_instance_and_check_on_fresh_ones():
+    """Two runs of one job with different base seeds: the same timing seed is recorded, the correctness seeds
+    are each run's own."""
+    tech = get("sparse_gemm")
+    case = tech.case("m8_block_d50")
+    stats = []
+    for seed0 in (11, 5000):
+        rows = run_job(tech, tech.impl("cublas_dense"), case, "cpu", seed0, SMOKE_PROTOCOL, ReferenceCache())
+        timed = [r for r in rows if r["metric"] == "latency_ms"][0]
+        assert timed["status"] == "ok"
+        stats.append(timed["stats"])
+    assert stats[0]["timing_seed"] == stats[1]["timing_seed"] == timing_seed("sparse_gemm", "m8_block_d50")
+    assert stats[0]["seeds"] != stats[1]["seeds"]
+    assert stats[0]["timing_seed"] not in stats[0]["seeds"] + stats[1]["seeds"]
+
+
+@pytest.mark.parametrize("density,spread", [(0.1, 5), (0.5, 6)])
+def test_a_random_tile_pattern_moves_the_longest_row_from_draw_to_draw(density, spread):
+    """Why a fixed instance: the tile-skipping kernel's time follows the longest row of nonzero tiles, and with
+    a fresh draw per run that row (4096^2, 64 x 64 tiles, M = 16) spans several tiles over 40 seeds."""
+    p = {"m": 16, "n": 4096, "k": 4096, "pattern": "block", "density": density}
+    longest = []
+    for seed in range(40):
+        g = torch.Generator().manual_seed(seed)
+        longest.append(int(_mask(p, g, "cpu")[::TILE, ::TILE].sum(1).max()))
+    assert max(longest) - min(longest) >= spread
+    g = torch.Generator().manual_seed(timing_seed("sparse_gemm", f"m16_block_d{round(density * 100)}"))
+    once = _mask(p, g, "cpu")
+    g = torch.Generator().manual_seed(timing_seed("sparse_gemm", f"m16_block_d{round(density * 100)}"))
+    assert torch.equal(once, _mask(p, g, "cpu"))
