@@ -52,3 +52,28 @@ def test_a_random_tile_pattern_moves_the_longest_row_from_draw_to_draw(density, 
     once = _mask(p, g, "cpu")
     g = torch.Generator().manual_seed(timing_seed("sparse_gemm", f"m16_block_d{round(density * 100)}"))
     assert torch.equal(once, _mask(p, g, "cpu"))
+
+
+def _two_runs(slow: float, seeds: tuple):
+    """Two rows of one series, the candidate's samples `slow` times the baseline's, timed on `seeds`."""
+    base = {"technique": "sparse_gemm", "impl": "triton_tile_skip", "case": "m16_block_d10", "metric": "latency_ms",
+            "status": "ok", "value": 0.0133, "samples": [0.0133 * (1 + 0.001 * i) for i in range(200)],
+            "stats": {"protocol": "cuda-events+l2read+graph/v4", "timing_seed": seeds[0]}}
+    cand = {**base, "value": base["value"] * slow, "samples": [x * slow for x in base["samples"]],
+            "stats": {**base["stats"], "timing_seed": seeds[1]}}
+    return base, cand
+
+
+@pytest.mark.parametrize("seeds,flagged", [((7, 7), False), ((7, 8), True), ((None, 7), True)])
+def test_a_change_between_runs_timed_on_different_instances_is_flagged(seeds, flagged):
+    """The gate says when a regression's two sides were timed on different input instances (a run before the
+    fixed timing seed drew its own); on the same instance it says nothing, and a stable series is never flagged."""
+    from db.verdict import Thresholds, judge
+    from db.verdict.spread import SpreadTable
+
+    th = Thresholds(spreads=SpreadTable())
+    v = judge(*_two_runs(1.40, seeds), th)
+    assert v.status == "regressed"
+    assert any("different input instances" in f for f in v.flags) == flagged
+    v = judge(*_two_runs(1.0, seeds), th)
+    assert v.status == "stable" and not any("different input instances" in f for f in v.flags)

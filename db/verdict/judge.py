@@ -94,6 +94,13 @@ def clock_drop(row: dict, tolerance: float = R.Thresholds.clock_drop) -> Optiona
     return None
 
 
+def instances_differ(base: dict, cand: dict) -> bool:
+    """True unless both rows were timed on the same input instance (the same stats.timing_seed): runs before
+    014ca01 drew a fresh instance per run, so a data-dependent kernel's time moved with the draw."""
+    a, b = ((r.get("stats") or {}).get("timing_seed") for r in (base, cand))
+    return a is None or a != b
+
+
 def apply(v: Verdict, c: Comparison) -> None:
     """Copy a comparison's figures into the verdict."""
     v.baseline_value, v.candidate_value = _finite(c.median_baseline), _finite(c.median_candidate)
@@ -186,6 +193,10 @@ def _timing(v: Verdict, base: dict, cand: dict, th: R.Thresholds, ab: bool = Fal
         if speedup > th.suspicious_speedup:
             v.flags.append(f"suspicious speedup {speedup:.1f}x (> {th.suspicious_speedup:.0f}x): "
                            "correctness must be re-checked on fresh inputs")
+    if v.status in (R.REGRESSED, R.IMPROVED) and instances_differ(base, cand):
+        v.flags.append("timed on different input instances (a run before 014ca01 drew its own): where the "
+                       "kernel's time depends on the data (a sparse pattern, a selection), part of a difference "
+                       "may be the draw, not the code")
     for side, row in (("baseline", base), ("candidate", cand)):
         drop = clock_drop(row, th.clock_drop)
         if drop:
