@@ -17,6 +17,18 @@ import sys
 import torch
 
 
+def _profiled(calls) -> None:
+    """Each call once to compile and autotune, then each once more between cudaProfilerStart and Stop."""
+    for call in calls:
+        call()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    for call in calls:
+        call()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
+
+
 def _decode(kv: int, bf16: bool) -> None:
     from suite.techniques.decode_step import TUNED_ARGS
     from suite.techniques.decode_step.reference import empty_output, make_inputs
@@ -25,12 +37,7 @@ def _decode(kv: int, bf16: bool) -> None:
     p = {"kv": kv}
     inp, out = make_inputs(p, 0, "cuda"), empty_output(p, "cuda")
     opts = {**TUNED_ARGS, **({"attn_part_bf16": True} if bf16 else {})}
-    run(out, **inp, **opts)  # compiles
-    torch.cuda.synchronize()
-    torch.cuda.profiler.start()
-    run(out, **inp, **opts)
-    torch.cuda.synchronize()
-    torch.cuda.profiler.stop()
+    _profiled([lambda: run(out, **inp, **opts)])
 
 
 def _w4a16() -> None:
@@ -39,18 +46,12 @@ def _w4a16() -> None:
     from suite.techniques.w4a16_gemm.triton_w4a16_decode import run
 
     n, k = _LLAMA["70b_up"]
-    jobs = []
+    calls = []
     for m in (1, 16):
         p = {"m": m, "n": n, "k": k}
         inp, out = make_inputs(p, 0, "cuda"), empty_output(p, "cuda")
-        run(out, **inp)  # autotunes
-        jobs.append((out, inp))
-    torch.cuda.synchronize()
-    torch.cuda.profiler.start()
-    for out, inp in jobs:
-        run(out, **inp)
-    torch.cuda.synchronize()
-    torch.cuda.profiler.stop()
+        calls.append(lambda out=out, inp=inp: run(out, **inp))
+    _profiled(calls)
 
 
 def main(argv: list[str]) -> None:

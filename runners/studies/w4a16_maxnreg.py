@@ -38,8 +38,8 @@ def case(layer: str, m: int) -> dict:
     row["tuned"] = _us(lambda: D.run(out, **inp))
     for bn, split, stages in TILES:
         for cap in CAPS:
-            cfg = dict(BM=16, BN=bn, SPLIT_K=split, num_warps=4, num_stages=stages, ASM=True, CENTRED=True,
-                       PREFETCH=True, **({"maxnreg": cap} if cap else {}))
+            cfg = dict(BM=16, BN=bn, SPLIT_K=split, num_warps=4, num_stages=stages, **D.FAST,
+                       **({"maxnreg": cap} if cap else {}))
             name = f"{bn}/{split}/{stages}/{cap}"
 
             def call(cfg=cfg):

@@ -121,6 +121,14 @@ def _kv_tile(kc_ptr, vc_ptr, base, s, d, mask, D: tl.constexpr):
 
 
 @triton.jit
+def _patch_slot(kt, v, kc_ptr, vc_ptr, base, pos, s, d, has, D: tl.constexpr):
+    """K^T and V tiles of slots s with slot pos's K/V (written by the launch before) put in where has."""
+    knew = tl.load(kc_ptr + base + pos * D + d, mask=has & (d < D), other=0.0)
+    vnew = tl.load(vc_ptr + base + pos * D + d, mask=has & (d < D), other=0.0)
+    return tl.where((s == pos)[None, :], knew[:, None], kt), tl.where((s == pos)[:, None], vnew[None, :], v)
+
+
+@triton.jit
 def _attn_tile(q, kt, v, valid, m, lsum, acc, UPCAST: tl.constexpr):
     """One tile of the online softmax: scores q kt (16, BLOCK_S) masked by valid, then p v into acc."""
     if UPCAST:
@@ -161,18 +169,12 @@ def attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, ou
         s = first + tl.arange(0, BLOCK_S)
         kt0, v0 = _kv_tile(kc_ptr, vc_ptr, base, s, d, s < pos, D)
         _wait(PDL)
+        has = (pos >= first) & (pos < first + BLOCK_S)
         if PATCH_IF:  # only the split holding slot pos patches it in (a branch, not selects in every split)
-            if (pos >= first) & (pos < first + BLOCK_S):
-                knew = tl.load(kc_ptr + base + pos * D + d)
-                vnew = tl.load(vc_ptr + base + pos * D + d)
-                kt0 = tl.where((s == pos)[None, :], knew[:, None], kt0)
-                v0 = tl.where((s == pos)[:, None], vnew[None, :], v0)
+            if has:
+                kt0, v0 = _patch_slot(kt0, v0, kc_ptr, vc_ptr, base, pos, s, d, has, D)
         else:
-            has = (pos >= first) & (pos < first + BLOCK_S)
-            knew = tl.load(kc_ptr + base + pos * D + d, mask=has & (d < D), other=0.0)
-            vnew = tl.load(vc_ptr + base + pos * D + d, mask=has & (d < D), other=0.0)
-            kt0 = tl.where((s == pos)[None, :], knew[:, None], kt0)
-            v0 = tl.where((s == pos)[:, None], vnew[None, :], v0)
+            kt0, v0 = _patch_slot(kt0, v0, kc_ptr, vc_ptr, base, pos, s, d, has, D)
     q = tl.load(q_ptr + (hk * G + g)[:, None] * D + d[None, :], mask=(g < G)[:, None], other=0.0) * qk_scale
     if UPCAST:  # the interpreter's bf16 dot is wrong; bf16 products are exact in fp32
         q = round_bf16(q)
