@@ -242,6 +242,10 @@ OPROG = (  # --oprog (run with --kv 8192 --more-kv 1024): O on more, smaller pro
     _OP(1024, 1056), _OP(2048, 528, attn_maxnreg=128), _B,
 )
 OPROG_MORE = (_B, _OP(2048, 264), _OP(2048, 528), _OP(1024, 528), _B)
+_TL = lambda bs, w, **kw: {**_B, "block_s": bs, "attn_warps": w, **kw}  # noqa: E731
+TILE8K = (  # --tile8k (run with --kv 8192 --more-kv 1024): fewer, larger splits on 8 warps (one wave, a smaller merge)
+    _B, _TL(256, 8), _TL(512, 8), _TL(256, 4), _B, _TL(256, 8), _TL(512, 8), _TL(256, 8, attn_patch_if=True), _B,
+)
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
@@ -256,4 +260,5 @@ SETS = {
     "merge": (MERGE, MERGE_MORE, MERGE[:2]), "nreg": (NREG, NREG_MORE, NREG[:2]),
     "pfkv": (PFKV, PFKV_MORE, PFKV[:2]), "resid": (RESID, RESID_MORE, RESID[:2]),
     "patch": (PATCH, PATCH_MORE, PATCH[:2]), "oprog": (OPROG, OPROG_MORE, ()),
+    "tile8k": (TILE8K, (_B,), TILE8K[:3]),
 }
