@@ -19,39 +19,42 @@ from suite.lib.triton_round import round_bf16
 
 @triton.jit
 def _store_and_merge(acc, m, lsum, g, d, rmask, hk, sp, part_o, part_ml, count_ptr, out_ptr,
-                     G: tl.constexpr, D: tl.constexpr, NSPLIT: tl.constexpr, MERGE: tl.constexpr = 0):
+                     G: tl.constexpr, D: tl.constexpr, NSPLIT: tl.constexpr, MERGE: tl.constexpr = 0,
+                     STORE_ONLY: tl.constexpr = False):
     """Store this split's partial (rows g < G of acc, m, lsum); the KV head's last split merges all.
     MERGE: the merge reads the partials MERGE splits at a time (0: all at once, NSPLIT*G*D fp32 held in
-    registers, which sets the whole kernel's register count)."""
+    registers, which sets the whole kernel's register count). STORE_ONLY: no counter, no merge (the next
+    launch merges, suite/lib/decode_o_merge.py)."""
     slot = hk * NSPLIT + sp
     # part_o is fp32 or bf16 (half the merge's load and registers; the partial rounded once)
     tl.store(part_o + (slot * G + g)[:, None] * D + d[None, :], acc.to(part_o.dtype.element_ty), mask=rmask[:, None])
     tl.store(part_ml + (slot * G + g) * 2, m, mask=rmask)
     tl.store(part_ml + (slot * G + g) * 2 + 1, lsum, mask=rmask)
-    # acq_rel: the partials above are visible to whichever program sees the last count
-    done = tl.atomic_add(count_ptr + hk, 1, sem="acq_rel")
-    if done == NSPLIT - 1:
-        gg = tl.arange(0, G)
-        sp_all = tl.arange(0, NSPLIT)
-        rows = (hk * NSPLIT + sp_all)[:, None] * G + gg[None, :]  # (NSPLIT, G)
-        ms = tl.load(part_ml + rows * 2)
-        ls = tl.load(part_ml + rows * 2 + 1)
-        mx = tl.max(ms, 0)  # (G,); split 0 always holds slot 0 <= pos, so finite
-        wgt = tl.math.exp2(ms - mx[None, :])
-        den = tl.sum(wgt * ls, 0)
-        if not MERGE:  # 0, or None where a caller compiles the kernel without naming it
-            po = tl.load(part_o + rows[:, :, None] * D + d[None, None, :]).to(tl.float32)  # (NSPLIT, G, D)
-            o = tl.sum(wgt[:, :, None] * po, 0) / den[:, None]
-        else:
-            o = tl.zeros([G, D], tl.float32)
-            for c in tl.range(0, NSPLIT, MERGE):
-                rc = (hk * NSPLIT + c + tl.arange(0, MERGE))[:, None] * G + gg[None, :]  # (MERGE, G)
-                wc = tl.math.exp2(tl.load(part_ml + rc * 2) - mx[None, :])
-                po = tl.load(part_o + rc[:, :, None] * D + d[None, None, :]).to(tl.float32)  # (MERGE, G, D)
-                o += tl.sum(wc[:, :, None] * po, 0)
-            o = o / den[:, None]
-        tl.store(out_ptr + (hk * G + gg)[:, None] * D + d[None, :], o)
-        tl.atomic_xchg(count_ptr + hk, 0)
+    if not STORE_ONLY:
+        # acq_rel: the partials above are visible to whichever program sees the last count
+        done = tl.atomic_add(count_ptr + hk, 1, sem="acq_rel")
+        if done == NSPLIT - 1:
+            gg = tl.arange(0, G)
+            sp_all = tl.arange(0, NSPLIT)
+            rows = (hk * NSPLIT + sp_all)[:, None] * G + gg[None, :]  # (NSPLIT, G)
+            ms = tl.load(part_ml + rows * 2)
+            ls = tl.load(part_ml + rows * 2 + 1)
+            mx = tl.max(ms, 0)  # (G,); split 0 always holds slot 0 <= pos, so finite
+            wgt = tl.math.exp2(ms - mx[None, :])
+            den = tl.sum(wgt * ls, 0)
+            if not MERGE:  # 0, or None where a caller compiles the kernel without naming it
+                po = tl.load(part_o + rows[:, :, None] * D + d[None, None, :]).to(tl.float32)  # (NSPLIT, G, D)
+                o = tl.sum(wgt[:, :, None] * po, 0) / den[:, None]
+            else:
+                o = tl.zeros([G, D], tl.float32)
+                for c in tl.range(0, NSPLIT, MERGE):
+                    rc = (hk * NSPLIT + c + tl.arange(0, MERGE))[:, None] * G + gg[None, :]  # (MERGE, G)
+                    wc = tl.math.exp2(tl.load(part_ml + rc * 2) - mx[None, :])
+                    po = tl.load(part_o + rc[:, :, None] * D + d[None, None, :]).to(tl.float32)  # (MERGE, G, D)
+                    o += tl.sum(wc[:, :, None] * po, 0)
+                o = o / den[:, None]
+            tl.store(out_ptr + (hk * G + gg)[:, None] * D + d[None, :], o)
+            tl.atomic_xchg(count_ptr + hk, 0)
 
 
 @triton.jit
@@ -95,10 +98,13 @@ def decode_attn_mma_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, coun
                            G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
                            NSPLIT: tl.constexpr, PDL: tl.constexpr, UPCAST: tl.constexpr, PF: tl.constexpr,
                            EARLY: tl.constexpr, PRE: tl.constexpr = False, TRIG: tl.constexpr = False,
-                           MERGE: tl.constexpr = 0, PATCH_IF: tl.constexpr = False):
+                           MERGE: tl.constexpr = 0, PATCH_IF: tl.constexpr = False, STORE_ONLY: tl.constexpr = False,
+                           copy_src=None, copy_dst=None, COPY_N: tl.constexpr = 0):
     """The same split and merge with both products on tensor cores (attn_mma_item). TRIG: let the next
     launch start now (griddepcontrol), not after this one's wait. PRE: the split's first tile of the
-    cache slots before pos loaded before the wait (no launch writes them in the step)."""
+    cache slots before pos loaded before the wait (no launch writes them in the step). STORE_ONLY: the
+    partials stored, not merged; COPY_N: program (0, 0) then copies copy_src[:COPY_N] (fp32) to copy_dst
+    (after the wait: the residual the next launch adds its shares into)."""
     hk = tl.program_id(0)
     sp = tl.program_id(1)
     if TRIG:
@@ -109,7 +115,12 @@ def decode_attn_mma_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, coun
         if not TRIG:
             _launch_next(PDL)
     attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale, hk, sp,
-                  G, D, CHUNK, BLOCK_S, NSPLIT, UPCAST, EARLY, PRE=PRE, PDL=PDL, MERGE=MERGE, PATCH_IF=PATCH_IF)
+                  G, D, CHUNK, BLOCK_S, NSPLIT, UPCAST, EARLY, PRE=PRE, PDL=PDL, MERGE=MERGE, PATCH_IF=PATCH_IF,
+                  STORE_ONLY=STORE_ONLY)
+    if COPY_N:
+        if (hk == 0) & (sp == 0):
+            c = tl.arange(0, COPY_N)
+            tl.store(copy_dst + c, tl.load(copy_src + c))
 
 
 @triton.jit
@@ -153,7 +164,7 @@ def attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, ou
                   G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
                   NSPLIT: tl.constexpr, UPCAST: tl.constexpr, EARLY: tl.constexpr = False,
                   PRE: tl.constexpr = False, PDL: tl.constexpr = 0, MERGE: tl.constexpr = 0,
-                  PATCH_IF: tl.constexpr = False):
+                  PATCH_IF: tl.constexpr = False, STORE_ONLY: tl.constexpr = False):
     """KV head hk, split sp: both products on tensor cores, the G query rows padded to 16 (an MMA
     tile's least M), q and p rounded to bf16 as flash attention does; the head's last split merges.
     EARLY: K and V loaded masked by S only, so their loads do not wait for pos's; slots past pos are
@@ -195,7 +206,8 @@ def attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, ou
         else:
             kt, v = _kv_tile(kc_ptr, vc_ptr, base, s, d, valid, D)
         m, lsum, acc = _attn_tile(q, kt, v, valid, m, lsum, acc, UPCAST)
-    _store_and_merge(acc, m, lsum, g, d, g < G, hk, sp, part_o, part_ml, count_ptr, out_ptr, G, D, NSPLIT, MERGE)
+    _store_and_merge(acc, m, lsum, g, d, g < G, hk, sp, part_o, part_ml, count_ptr, out_ptr, G, D, NSPLIT, MERGE,
+                     STORE_ONLY)
 
 
 def split_plan(S: int, block_s: int = 32, max_split: int = 64, min_tiles: int = 2) -> tuple[int, int]:
@@ -243,7 +255,7 @@ class DecodeAttention:
 
     def __call__(self, out, q, kc, vc, pos, pf=None, pf_policy: int = PF_EVICT_LAST, early: bool = False,
                  pdl: bool | None = None, trig: bool = False, pre: bool = False, merge: int = 0, maxnreg: int | None = None,
-                 patch_if: bool = False) -> None:
+                 patch_if: bool = False, defer: tuple | None = None) -> None:
         """out (Hq*D,) fp32 <- softmax(q k^T / sqrt(D)) v over cache slots 0..pos; q (Hq*D,) fp32,
         kc, vc (Hkv, S, D) bf16, pos (1,) int64; pf: a bf16 tensor to ask the L2 for, or None; early:
         the tensor-core kernel's K/V loads issued without waiting for pos. pdl: this launch's PDL (None:
@@ -254,13 +266,18 @@ class DecodeAttention:
         registers a thread may use (ptxas spills the rest; at KV 8192, 128: 64 bytes spilled, 4 programs
         an SM, so the 512 programs fit in one wave on 132 SMs); patch_if: with pre, only the split holding slot
         pos patches it into its early tile, behind a branch (otherwise every split selects over its whole tile:
-        ~260 PRMT/SEL after the wait in the sm_90 SASS at KV 8192)."""
+        ~260 PRMT/SEL after the wait in the sm_90 SASS at KV 8192); defer (tensor-core kernel): (src, dst) fp32,
+        the partials only stored (out untouched) and src copied to dst after the wait, for o_merge
+        (suite/lib/decode_o_merge.py) to merge and add its shares into."""
         pdl = self.pdl if pdl is None else pdl and not interpreting()
         pf_t, pf_lines, pf_mode = prefetch_args(pf, pf_policy)
         scale = math.log2(math.e) / math.sqrt(self.d)
-        assert self.mma or not (trig or pre), "trig / pre: the tensor-core kernel only"
+        assert self.mma or not (trig or pre or defer), "trig / pre / defer: the tensor-core kernel only"
+        src, dst = defer or (None, None)
         kernel, extra = ((decode_attn_mma_kernel, {"UPCAST": interpreting(), "EARLY": early, "PRE": pre,
-                                                   "TRIG": trig and not interpreting(), "PATCH_IF": patch_if})
+                                                   "TRIG": trig and not interpreting(), "PATCH_IF": patch_if,
+                                                   "STORE_ONLY": defer is not None, "copy_src": src, "copy_dst": dst,
+                                                   "COPY_N": src.numel() if defer else 0})
                          if self.mma
                          else (decode_attn_kernel, {}))
         kernel[(self.hkv, self.nsplit)](

@@ -246,6 +246,13 @@ _TL = lambda bs, w, **kw: {**_B, "block_s": bs, "attn_warps": w, **kw}  # noqa: 
 TILE8K = (  # --tile8k (run with --kv 8192 --more-kv 1024): fewer, larger splits on 8 warps (one wave, a smaller merge)
     _B, _TL(256, 8), _TL(512, 8), _TL(256, 4), _B, _TL(256, 8), _TL(512, 8), _TL(256, 8, attn_patch_if=True), _B,
 )
+_OM = lambda **t: {**(_b(o_merge=t) if t else _B), "o_merge": True}  # noqa: E731
+OMERGE = (  # --omerge (run with --kv 8192 --more-kv 1024): attention stores its partials only, O merges them
+    # (suite/lib/decode_o_merge.py: no counter, no last-split merge in the chain), alternated with _B
+    _B, _OM(), _OM(target_programs=256, num_warps=4), _OM(target_programs=256, num_warps=8), _B,
+    {**_OM(), "block_s": 256, "attn_warps": 8}, {**_OM(), "attn_part_bf16": True}, _OM(target_programs=64), _B, _OM(),
+)
+OMERGE_MORE = (_B, _OM(), _OM(target_programs=256, num_warps=4), _B, _OM())
 # --name: (its configurations, the ones timed again at each --more-kv, the ones broken down by launch kind)
 SETS = {
     "final": (FINAL, (), ()), "dataflow": (DATAFLOW, DATAFLOW_MORE, ()), "mlp": (MLP, MLP[:2], MLP[:2]),
@@ -260,5 +267,5 @@ SETS = {
     "merge": (MERGE, MERGE_MORE, MERGE[:2]), "nreg": (NREG, NREG_MORE, NREG[:2]),
     "pfkv": (PFKV, PFKV_MORE, PFKV[:2]), "resid": (RESID, RESID_MORE, RESID[:2]),
     "patch": (PATCH, PATCH_MORE, PATCH[:2]), "oprog": (OPROG, OPROG_MORE, ()),
-    "tile8k": (TILE8K, (_B,), TILE8K[:3]),
+    "tile8k": (TILE8K, (_B,), TILE8K[:3]), "omerge": (OMERGE, OMERGE_MORE, OMERGE[:2]),
 }

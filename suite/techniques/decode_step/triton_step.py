@@ -25,6 +25,9 @@ attention launch's warps ("auto": by its tile, DecodeAttention); block_s: its ti
 attn_merge: the splits its merge reads at a time (0: all); attn_maxnreg: its register cap (None: ptxas's);
 attn_part_bf16: its split partials stored in bf16 (the merge's load and registers halved); attn_patch_if:
 with attn_pre, only the split holding slot pos patches it in (a branch), not every split (selects).
+o_merge: attention only stores its split partials (and copies the residual forward); the O launch merges
+them itself, one program per (KV head, row block), and adds its share with atomics (suite/lib/decode_o_merge.py;
+tune["o_merge"]: target_programs, num_warps). The mma attention only; not with fuse_mlp.
 pf_kv: L2 requests for the K/V caches, "launch:cache" with launch "qkv" (its layer's cache) or "down" (the
 next layer's) and cache "k" or "v"; each replaces that launch's other prefetch.
 Defaults from the H200 sweep at KV 1024 (docs/data/h200_decode_step_sweep_*.json)."""
@@ -35,6 +38,7 @@ from typing import Callable
 
 import torch
 
+from suite.lib import decode_o_merge
 from suite.lib.decode_attention import DecodeAttention
 from suite.lib.decode_gemv import MODE_QKV_ROPE, MODE_SWIGLU, gemv, gemv_pair
 from suite.lib.decode_mlp import mlp
@@ -64,7 +68,8 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
           wd_t=None, early: bool = True, early_kv: bool = False, pdl_kinds: tuple = (),
           attn_pre: bool = True, attn_warps: int | str = 4, attn_merge: int = 0,
           attn_maxnreg: int | None = None, pf_kv: tuple = (),
-          attn_part_bf16: bool = False, attn_patch_if: bool = False) -> list[tuple[str, Callable[[], None]]]:
+          attn_part_bf16: bool = False, attn_patch_if: bool = False,
+          o_merge: bool = False) -> list[tuple[str, Callable[[], None]]]:
     """The step's launches in order as (kind, call): embed, then per layer qkv, attention, o_proj,
     gate_up, down (or, fused, mlp), then head (run() calls them all; sweep.py also times each kind alone)."""
     if pdl_kinds and emb.is_cuda and torch.cuda.get_device_capability(emb.device)[0] < 9:
@@ -94,6 +99,10 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
     mlp_opts = {"evict": evict, **(tune or {}).get("mlp", {})}
     out_steps = [] if fuse_embed else [("embed", lambda: hs[0].copy_(emb.index_select(0, token)[0]))]
     kv_pf = _kv_prefetch(pf_kv, k_cache, v_cache)
+    if o_merge:
+        assert mma_attention and not fuse_mlp, "o_merge: the tensor-core attention, O as its own launch"
+        om_opts = {"pdl": kind_opts["o_proj"]["pdl"], "trig": kind_opts["o_proj"]["trig"],
+                   **(tune or {}).get("o_merge", {})}
     for l in range(L):
         kv_q = kv_pf["qkv"][l].view(-1) if "qkv" in kv_pf else None
         kv_d = kv_pf["down"][l + 1].view(-1) if "down" in kv_pf and l + 1 < L else None
@@ -106,9 +115,11 @@ def steps(out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, p
                             tok=token if first else None,
                             x_out=hs[0] if first else None, **kind_opts["qkv"])),
             ("attention", partial(sc.attn, sc.att, sc.q, k_cache[l], v_cache[l], pos, pf=gu[1], pf_policy=pf_policy,
-                                  early=early_kv, **attn_opts)),
-            ("o_proj", partial(gemv, hs[2 * l + 1], wo[l], sc.att, res=hs[2 * l], pf=gu[2],
-                               out2=hs[2 * l + 2] if fuse_mlp else None, **kind_opts["o_proj"])),
+                                  early=early_kv, defer=(hs[2 * l], hs[2 * l + 1]) if o_merge else None,
+                                  **attn_opts)),
+            ("o_proj", partial(decode_o_merge.o_merge, hs[2 * l + 1], wo[l], sc.attn, **om_opts) if o_merge
+             else partial(gemv, hs[2 * l + 1], wo[l], sc.att, res=hs[2 * l], pf=gu[2],
+                          out2=hs[2 * l + 2] if fuse_mlp else None, **kind_opts["o_proj"])),
         ]
         if fuse_mlp:
             wdl = wd_t[l] if wd_t is not None else wd[l]
