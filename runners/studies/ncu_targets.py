@@ -1,7 +1,8 @@
 """One call of a kernel under study, between cudaProfilerStart and Stop after a warm-up, for Nsight Compute.
 
-`decode [KV] [bf16]`: the tuned decode step (triton_step.run with TUNED_ARGS, plain launches, no graph) at
-KV slots, optionally with bf16 attention partials; `w4a16`: the W4A16 decode kernel (autotuned) on the 70B
+`decode [KV] [bf16] [omerge]`: the tuned decode step (triton_step.run with TUNED_ARGS, plain launches, no
+graph) at KV slots, optionally with bf16 attention partials, or with the merge in the O launch (-k
+regex:"decode_attn_mma|o_merge" --launch-count 2); `w4a16`: the W4A16 decode kernel (autotuned) on the 70B
 up layer at M = 1, then M = 16. On the H200 (Firecracker hosts read the counters; leave the clocks alone):
 
 ncu --clock-control none --profile-from-start off -k regex:decode_attn_mma --launch-count 1 \\
@@ -29,14 +30,14 @@ def _profiled(calls) -> None:
     torch.cuda.profiler.stop()
 
 
-def _decode(kv: int, bf16: bool) -> None:
+def _decode(kv: int, bf16: bool, omerge: bool = False) -> None:
     from suite.techniques.decode_step import TUNED_ARGS
     from suite.techniques.decode_step.reference import empty_output, make_inputs
     from suite.techniques.decode_step.triton_step import run
 
     p = {"kv": kv}
     inp, out = make_inputs(p, 0, "cuda"), empty_output(p, "cuda")
-    opts = {**TUNED_ARGS, **({"attn_part_bf16": True} if bf16 else {})}
+    opts = {**TUNED_ARGS, **({"attn_part_bf16": True} if bf16 else {}), **({"o_merge": True} if omerge else {})}
     _profiled([lambda: run(out, **inp, **opts)])
 
 
@@ -56,11 +57,11 @@ def _w4a16() -> None:
 
 def main(argv: list[str]) -> None:
     if argv[:1] == ["decode"]:
-        _decode(int(argv[1]) if len(argv) > 1 and argv[1].isdigit() else 8192, "bf16" in argv)
+        _decode(int(argv[1]) if len(argv) > 1 and argv[1].isdigit() else 8192, "bf16" in argv, "omerge" in argv)
     elif argv[:1] == ["w4a16"]:
         _w4a16()
     else:
-        sys.exit("usage: python3 -m runners.studies.ncu_targets decode [KV] [bf16] | w4a16")
+        sys.exit("usage: python3 -m runners.studies.ncu_targets decode [KV] [bf16] [omerge] | w4a16")
 
 
 if __name__ == "__main__":
