@@ -19,9 +19,10 @@ P = {**TINY, "kv": 48}
 
 
 @pytest.mark.parametrize("cfg", [{}, {"pdl_kinds": ("attention", "o_proj"), "fuse_embed": True},
-                                 {"attn_part_bf16": True}, {"tune": {"o_merge": {"target_programs": 1 << 20}}}])
+                                 {"attn_part_bf16": True}, {"tune": {"o_merge": {"target_programs": 8}}}])
 def test_o_with_the_merge_gives_the_per_launch_step_to_fp32_rounding(cfg):
-    """Two splits (of 32 and 16 slots, in tiles of 16), so the merge weights them."""
+    """Two splits (of 32 and 16 slots, in tiles of 16), so the merge weights them; one row block per KV head,
+    or four (target_programs 8 over 2 KV heads: 16 of the 64 rows each)."""
     cfg = {"block_s": 16, "max_split": 2, **cfg}
     want = torch.full((P["vocab"],), float("nan"))
     fused(want, **R.make_inputs(P, 11, "cpu"), mma_attention=True, **cfg)

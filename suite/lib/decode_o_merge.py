@@ -50,13 +50,15 @@ def rows_per_program(n: int, per_head: int) -> int:
     return min(bn, n)
 
 
-def o_merge(out, w, attn, pdl: bool = False, trig: bool = False, target_programs: int = 128,
+def o_merge(out, w, attn, pdl: bool = False, trig: bool = False, target_programs: int | None = None,
             num_warps: int = 8) -> None:
     """out (N,) fp32 += W (N, Hq*D) bf16 @ the attention output merged from attn's partials (a DecodeAttention
     called with defer=(res, out), which stored them and put res in out). target_programs: about this many
-    programs in all, Hkv of them per row block."""
+    programs in all, Hkv of them per row block (None: 128; one row block per head under the interpreter)."""
     n, k = w.shape
-    bn = rows_per_program(n, target_programs // attn.hkv if not interpreting() else 1)
+    if target_programs is None:
+        target_programs = attn.hkv if interpreting() else 128
+    bn = rows_per_program(n, target_programs // attn.hkv)
     assert n % bn == 0 and k == attn.hkv * attn.g * attn.d, (n, k, bn)
     o_merge_kernel[(attn.hkv, n // bn)](w, attn.part_o, attn.part_ml, out, K=k, G=attn.g, D=attn.d,
                                         NSPLIT=attn.nsplit, BLOCK_N=bn, PDL=pdl and not interpreting(),
