@@ -7,12 +7,14 @@ attention, o_proj, gate_up, down, head) replayed alone, all of its launches and 
 bytes it streams; the floor of a chain of as many empty launches as the step has; and the first
 configurations again at each --more-kv.
 
-python -m suite.techniques.decode_step.sweep --kv 1024 --out sweep.json [--budget-s 60] [--more-kv 8192]
+KWATCH_GIT_COMMIT=<commit> python -m suite.techniques.decode_step.sweep --kv 1024 --out sweep.json [--budget-s 60]
+    [--more-kv 8192]   (the commit is recorded in the file, as the runner's studies do)
 A dry run on the CPU (interpreter, host timings, no graphs): --device cpu --params '{...tiny...}' --configs 0 4"""
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 
 from suite.techniques.decode_step.sweep_sets import CONFIGS, MORE, SETS
@@ -248,7 +250,7 @@ def main() -> None:
         rows += sweep({"kv": kv}, more, t0, args.budget_s, ceiling)[0]
     name = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
     doc = {"kv": args.kv, "breakdown": parts, "copy_gbps": ceiling, "device": name, "torch": torch.__version__,
-           "rows": rows, "wall_s": round(time.perf_counter() - t0, 1)}
+           "commit": os.environ.get("KWATCH_GIT_COMMIT"), "set": args.set, "rows": rows, "wall_s": round(time.perf_counter() - t0, 1)}
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=1)
 
