@@ -5,8 +5,8 @@ graph) at KV slots, optionally with bf16 attention partials, or with the merge i
 regex:"decode_attn_mma|o_merge" --launch-count 2); `emulation [N]`: the FP32-emulation GEMMs at N^3 (8192 by
 default), BF16x9 / x6 / x3 on the planes, TMA and warp-specialised kernels after cuBLAS FP32 and bf16 (-k
 regex:"plane|split|gemm|xmma|cutlass" --launch-count 20: cuBLAS's two GEMMs, then each scheme's split and GEMM
-(plane_gemm_kernel, tma_plane_kernel, ws_plane_kernel), tensor-pipe and L2 shares side by side); `w4a16`: the W4A16 decode kernel (autotuned) on the 70B
-up layer at M = 1, then M = 16. On the H200 (Firecracker hosts read the counters; leave the clocks alone):
+(plane_gemm_kernel, tma_plane_kernel, ws_plane_kernel), tensor-pipe and L2 shares side by side); `w4a16`: the
+W4A16 decode kernel (autotuned) on the 70B up layer at M = 1, then M = 16. On the H200 (Firecracker hosts read the counters; leave the clocks alone):
 
 ncu --clock-control none --profile-from-start off -k regex:decode_attn_mma --launch-count 1 \\
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \\
