@@ -69,6 +69,12 @@ TECHNIQUE = Technique(
                   "weights (attention: its first cache tile) before it waits; QKV in one chunk, O on 132 programs, "
                   "gate/up on 1056, attention in splits of one tile; down, gate/up and the head loading each chunk's weights "
                   "before the previous chunk's reduction, x in the weight tile's layout, gate/up on 2 warps"),
+        Impl("triton_fused_omerge", f"{_PKG}.triton_step:run", args={**TUNED_ARGS, "o_merge": True}, graph=True,
+             requires=("triton",),
+             note="triton_fused_tuned with attention's merge in the O launch: attention stores its split partials "
+                  "only, O has a program per (KV head, row block) that merges its head's partials after its wait "
+                  "and adds its share into the residual with atomics (no counter, no last-split merge)",
+             nightly=False),  # not yet timed on the H200 (docs/decode_step.md)
         Impl("triton_persistent", f"{_PKG}.triton_persistent:run", args=PERSISTENT_ARGS, graph=True,
              requires=("triton",),
              note="the whole step as one persistent launch: grid barriers between stages, each program "
