@@ -18,6 +18,18 @@ from suite.lib.triton_round import round_bf16
 
 
 @triton.jit
+def merge_partials(part_o, part_ml, rows, d, D: tl.constexpr):
+    """(G, D) fp32: the split partials of rows (NSPLIT, G) (their rows in part_o (.., D), part_ml (.., 2))
+    weighted by exp2(m - max m) and normalised. Every load is issued before any reduction (one L2 round trip)."""
+    po = tl.load(part_o + rows[:, :, None] * D + d[None, None, :]).to(tl.float32)  # (NSPLIT, G, D)
+    ms = tl.load(part_ml + rows * 2)
+    ls = tl.load(part_ml + rows * 2 + 1)
+    mx = tl.max(ms, 0)  # (G,); split 0 always holds slot 0 <= pos, so finite
+    wgt = tl.math.exp2(ms - mx[None, :])
+    return tl.sum(wgt[:, :, None] * po, 0) / tl.sum(wgt * ls, 0)[:, None]
+
+
+@triton.jit
 def _store_and_merge(acc, m, lsum, g, d, rmask, hk, sp, part_o, part_ml, count_ptr, out_ptr,
                      G: tl.constexpr, D: tl.constexpr, NSPLIT: tl.constexpr, MERGE: tl.constexpr = 0,
                      STORE_ONLY: tl.constexpr = False):
@@ -35,17 +47,13 @@ def _store_and_merge(acc, m, lsum, g, d, rmask, hk, sp, part_o, part_ml, count_p
         done = tl.atomic_add(count_ptr + hk, 1, sem="acq_rel")
         if done == NSPLIT - 1:
             gg = tl.arange(0, G)
-            sp_all = tl.arange(0, NSPLIT)
-            rows = (hk * NSPLIT + sp_all)[:, None] * G + gg[None, :]  # (NSPLIT, G)
-            ms = tl.load(part_ml + rows * 2)
-            ls = tl.load(part_ml + rows * 2 + 1)
-            mx = tl.max(ms, 0)  # (G,); split 0 always holds slot 0 <= pos, so finite
-            wgt = tl.math.exp2(ms - mx[None, :])
-            den = tl.sum(wgt * ls, 0)
+            rows = (hk * NSPLIT + tl.arange(0, NSPLIT))[:, None] * G + gg[None, :]  # (NSPLIT, G)
             if not MERGE:  # 0, or None where a caller compiles the kernel without naming it
-                po = tl.load(part_o + rows[:, :, None] * D + d[None, None, :]).to(tl.float32)  # (NSPLIT, G, D)
-                o = tl.sum(wgt[:, :, None] * po, 0) / den[:, None]
+                o = merge_partials(part_o, part_ml, rows, d, D)
             else:
+                ms = tl.load(part_ml + rows * 2)
+                mx = tl.max(ms, 0)
+                den = tl.sum(tl.math.exp2(ms - mx[None, :]) * tl.load(part_ml + rows * 2 + 1), 0)
                 o = tl.zeros([G, D], tl.float32)
                 for c in tl.range(0, NSPLIT, MERGE):
                     rc = (hk * NSPLIT + c + tl.arange(0, MERGE))[:, None] * G + gg[None, :]  # (MERGE, G)
@@ -98,13 +106,13 @@ def decode_attn_mma_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, coun
                            G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BLOCK_S: tl.constexpr,
                            NSPLIT: tl.constexpr, PDL: tl.constexpr, UPCAST: tl.constexpr, PF: tl.constexpr,
                            EARLY: tl.constexpr, PRE: tl.constexpr = False, TRIG: tl.constexpr = False,
-                           MERGE: tl.constexpr = 0, PATCH_IF: tl.constexpr = False, STORE_ONLY: tl.constexpr = False,
+                           MERGE: tl.constexpr = 0, PATCH_IF: tl.constexpr = False,
                            copy_src=None, copy_dst=None, COPY_N: tl.constexpr = 0):
     """The same split and merge with both products on tensor cores (attn_mma_item). TRIG: let the next
     launch start now (griddepcontrol), not after this one's wait. PRE: the split's first tile of the
-    cache slots before pos loaded before the wait (no launch writes them in the step). STORE_ONLY: the
-    partials stored, not merged; COPY_N: program (0, 0) then copies copy_src[:COPY_N] (fp32) to copy_dst
-    (after the wait: the residual the next launch adds its shares into)."""
+    cache slots before pos loaded before the wait (no launch writes them in the step). COPY_N > 0: the
+    partials stored, not merged (the next launch merges them), and program (0, 0) copies copy_src[:COPY_N]
+    (fp32) to copy_dst after the wait (the residual that launch adds its shares into)."""
     hk = tl.program_id(0)
     sp = tl.program_id(1)
     if TRIG:
@@ -116,7 +124,7 @@ def decode_attn_mma_kernel(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, coun
             _launch_next(PDL)
     attn_mma_item(q_ptr, kc_ptr, vc_ptr, pos_ptr, part_o, part_ml, count_ptr, out_ptr, S, qk_scale, hk, sp,
                   G, D, CHUNK, BLOCK_S, NSPLIT, UPCAST, EARLY, PRE=PRE, PDL=PDL, MERGE=MERGE, PATCH_IF=PATCH_IF,
-                  STORE_ONLY=STORE_ONLY)
+                  STORE_ONLY=COPY_N)  # COPY_N: 0, or None where a caller compiles without naming it
     if COPY_N:
         if (hk == 0) & (sp == 0):
             c = tl.arange(0, COPY_N)
@@ -261,7 +269,7 @@ class DecodeAttention:
         the tensor-core kernel's K/V loads issued without waiting for pos. pdl: this launch's PDL (None:
         the instance's); trig: the next launch may start at once; pre: the cache's first tile before
         pos loaded before the wait (tensor-core kernel); merge: the last split merges the partials this
-        many splits at a time (0: all at once; at KV 8192, 64 splits, compiled for sm_90: 162 registers a
+        many splits at a time (0: all at once; at KV 8192, 64 splits, compiled for sm_90: 160 registers a
         thread with 0, 96 with 4-16, so 5 programs of 4 warps fit an SM instead of 3); maxnreg: the
         registers a thread may use (ptxas spills the rest; at KV 8192, 128: 64 bytes spilled, 4 programs
         an SM, so the 512 programs fit in one wave on 132 SMs); patch_if: with pre, only the split holding slot
@@ -276,7 +284,7 @@ class DecodeAttention:
         src, dst = defer or (None, None)
         kernel, extra = ((decode_attn_mma_kernel, {"UPCAST": interpreting(), "EARLY": early, "PRE": pre,
                                                    "TRIG": trig and not interpreting(), "PATCH_IF": patch_if,
-                                                   "STORE_ONLY": defer is not None, "copy_src": src, "copy_dst": dst,
+                                                   "copy_src": src, "copy_dst": dst,
                                                    "COPY_N": src.numel() if defer else 0})
                          if self.mma
                          else (decode_attn_kernel, {}))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from suite.lib.decode_attention import merge_partials
 from suite.lib.decode_gemv import _launch_next, _wait, launch_opts
 from suite.lib.interp import interpreting
 
@@ -32,14 +33,7 @@ def o_merge_kernel(w_ptr, part_o, part_ml, out_ptr, K: tl.constexpr, G: tl.const
     if not TRIG:
         _launch_next(PDL)
     pr = (hk * NSPLIT + tl.arange(0, NSPLIT))[:, None] * G + gg[None, :]  # (NSPLIT, G) partial rows
-    # every load first: one L2 round trip after the wait, not one for m and l, then one for the partials
-    po = tl.load(part_o + pr[:, :, None] * D + d[None, None, :]).to(tl.float32)  # (NSPLIT, G, D)
-    ms = tl.load(part_ml + pr * 2)
-    ls = tl.load(part_ml + pr * 2 + 1)
-    mx = tl.max(ms, 0)  # split 0 holds slot 0 <= pos: finite
-    wgt = tl.math.exp2(ms - mx[None, :])
-    den = tl.sum(wgt * ls, 0)
-    att = tl.reshape(tl.sum(wgt[:, :, None] * po, 0) / den[:, None], [G * D])
+    att = tl.reshape(merge_partials(part_o, part_ml, pr, d, D), [G * D])
     y = tl.sum(w.to(tl.float32) * att[None, :], 1)  # (BLOCK_N,)
     tl.atomic_add(out_ptr + rows, y, sem="relaxed")
 

@@ -250,7 +250,8 @@ def main() -> None:
         rows += sweep({"kv": kv}, more, t0, args.budget_s, ceiling)[0]
     name = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
     doc = {"kv": args.kv, "breakdown": parts, "copy_gbps": ceiling, "device": name, "torch": torch.__version__,
-           "commit": os.environ.get("KWATCH_GIT_COMMIT"), "set": args.set, "rows": rows, "wall_s": round(time.perf_counter() - t0, 1)}
+           "commit": os.environ.get("KWATCH_GIT_COMMIT"), "set": args.set, "rows": rows,
+           "wall_s": round(time.perf_counter() - t0, 1)}
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=1)
 
