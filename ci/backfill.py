@@ -20,7 +20,7 @@ from db.models import Run
 from runners.backfill import backfill_tree, spec_of
 from runners.cli_options import CASE, DEVICE, IMPL, TECH, TIMEOUT
 from runners.tree_run import selection
-from runners.trees import commits, export_tree
+from runners.trees import commits, export_tree, repo_of
 
 console = Console(stderr=True)
 
@@ -34,10 +34,12 @@ def measured(session, shas: list[str], spec: dict) -> set[str]:
 
 
 def backfill(rev_range: str, spec: dict, db: Optional[str], every: int = 1,
-             out_dir: Path = Path("kwatch-runs/backfill")) -> list[tuple[str, str]]:
-    """Measure and store every not yet measured commit of the range, oldest first: [(commit, status)]."""
+             out_dir: Path = Path("kwatch-runs/backfill"), repo: Optional[Path] = None) -> list[tuple[str, str]]:
+    """Measure and store every not yet measured commit of the range in `repo` (default: the git
+    repository of the current directory), oldest first: [(commit, status)]."""
+    repo = repo_of(repo or Path.cwd())
     factory = open_db(db)
-    infos = commits(rev_range, every)
+    infos = commits(rev_range, every, repo)
     with factory() as s:
         done = measured(s, [i["commit"] for i in infos], spec)
     out = []
@@ -46,7 +48,7 @@ def backfill(rev_range: str, spec: dict, db: Optional[str], every: int = 1,
             if info["commit"] in done:
                 out.append((info["commit"], "skipped (measured)"))
                 continue
-            path, status = backfill_tree(export_tree(info, Path(tmp)), spec, out_dir)
+            path, status = backfill_tree(export_tree(info, Path(tmp), repo), spec, out_dir)
             ingest_files(factory, [str(path)])
             out.append((info["commit"], status))
             console.print(f"{info['commit'][:12]} {info['date'][:10]} {status}: {info['subject'][:60]}",
@@ -61,11 +63,13 @@ def backfill_cmd(rev_range: str = typer.Argument(..., help="git revision range, 
                  tier: str = typer.Option("smoke", "--tier", help="smoke | smoke_full | nightly | full"),
                  device: str = DEVICE, timeout: float = TIMEOUT,
                  out_dir: Path = typer.Option(Path("kwatch-runs/backfill"), "--out-dir"),
+                 repo: Optional[Path] = typer.Option(None, "--repo", help="git repository (default: the one "
+                                                     "holding the current directory)"),
                  db: Optional[str] = typer.Option(None, "--db", help="database URL")) -> None:
     """Backfill history: run the selection at each commit of REV_RANGE with that commit's code."""
     spec = spec_of(tier, technique, impl, case, device, timeout)
     try:
-        done = backfill(rev_range, spec, db, every, out_dir)
+        done = backfill(rev_range, spec, db, every, out_dir, repo)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="REV_RANGE")
     counts: dict[str, int] = {}

@@ -36,16 +36,28 @@ How a status is decided (code: `db/claims.py`, `suite/claims/spec.py`; tests: `t
   runs. Shown with a roofline **projection** from datasheet rates (always labelled projection, with
   its datasheet sources), and our nearest measurement where we have one. It becomes a measured
   status as soon as a run on that hardware is stored.
+- **confounded**: the measurement cannot judge the claim as worded, and the claim says why
+  ("confounded by"): besides the claim's quantity something else differs between the two sides, always
+  against the claim (our Triton GEMM timed against cuBLAS's, a strided pass charged to one side only), or
+  the value leaves what the measurement can see (a share of the copy bandwidth above 1.0). A value
+  outside the band is then "confounded", never "contradicted"; inside it, the claim is reproduced
+  despite the handicap.
+- **censored**: the value lies at the end of what the measurement can probe (an accuracy edge at the
+  last exponent a sweep tries): the true value is at least there, so the band cannot place it.
 - **pending**: no stored result measures it yet, or no benchmark in this suite can (the reason is
   given).
 - Bands are two-sided wherever the page states a value; "up to x" also contradicts a value more
   than 15% above x (the stated best case is then not the best case). One-sided bands remain only
   for wordings without a value ("beats", "under 2x", "comparable").
+- **Per GPU**: a claim is judged separately on each GPU kind that measured it, one row each, the
+  GPU named in the "measured on" column; a figure measured on one GPU never stands for another (its
+  history, its analog and its texts are that GPU's).
 - **Hardware, one rule for every measured claim**: a claim names the hardware its figure was
   measured on, and only runs on that hardware (its `runs_on` GPUs) can reproduce or contradict it.
-  Results on any other GPU, ours included (an H200 for an H100 claim), are shown beside it as "our
-  analog", never as its status. Claims whose hardware is "any" (numerics, arithmetic) count every
-  run; CPU runs only where the claim says numerics are the same there.
+  Results on any other GPU, ours included (an H200 for an H100 claim), are listed beside it as
+  "other hardware", never as its status. Claims whose hardware is "any" (numerics, arithmetic) are
+  judged on every GPU kind; CPU runs are never GPU hardware: they get a row of their own only where
+  the check says numerics are the same there.
 - **Commits**: only runs that record their git commit count. A result that cannot be traced to its
   code backs no claim; such a claim is pending, its evidence says "needs a re-run" and which runs
   lack the commit.
@@ -54,7 +66,7 @@ How a status is decided (code: `db/claims.py`, `suite/claims/spec.py`; tests: `t
   judged on each of its last 5 matching runs: where those verdicts disagree it is marked
   **unsettled** (a figure on its band's edge), its status still the latest run's and its evidence
   saying how the runs split. "ours" marks a page figure
-  tested by our own timing (the hardware column says where).
+  tested by our own timing (the "measured on" column says where).
 - A claim lives as plain data next to the technique that measures it
   (`suite/techniques/<technique>/claims.py`), or in `suite/claims/ledger_*.py` when nothing here
   builds the technique. "Recalled" marks a figure or citation taken from the cited source from
@@ -85,6 +97,16 @@ def _ours(row: dict) -> str:
     return "; ".join(p for p in parts if p)
 
 
+def measured_on(row: dict) -> str:
+    """The GPU kind the row's value was measured on ("arithmetic", or "" where nothing was measured)."""
+    return row.get("gpu") or ("arithmetic" if row["check"] == "arithmetic" else "")
+
+
+def other_hardware(row: dict) -> str:
+    """Our figures on GPUs other than the claim's, each labelled with its GPU (never the claim's status)."""
+    return "; ".join(f"{o['gpu']}: {o['value']:.4g}" for o in row.get("others") or [])
+
+
 def _unsettled(row: dict) -> str:
     """' (unsettled)' where the last matching runs' verdicts disagree."""
     return " (unsettled)" if row.get("unsettled") else ""
@@ -96,15 +118,16 @@ def counts(rows: list[dict]) -> dict[str, int]:
 
 
 def render_table(rows: list[dict]):
-    t = Table(title=f"claims ledger ({len(rows)} claims)", show_lines=False)
+    t = Table(title=f"claims ledger ({len({r['id'] for r in rows})} claims, {len(rows)} rows: one per GPU that "
+                    "measured a claim)", show_lines=False)
     t.add_column("claim", no_wrap=True)
-    for col in ("figure", "by", "hardware", "status", "ours"):
+    for col in ("GPU", "figure", "by", "claimed on", "status", "ours", "other hardware"):
         t.add_column(col, overflow="fold")
     style = {"reproduced": "green", "contradicted": "red", "not reproduced": "yellow"}
     for r in rows:
         s = r["status"]
-        t.add_row(r["id"], f"{r['figure']} {r['unit']}", r["measured_by"], r["hardware"],
-                  (f"[{style[s]}]{s}[/]" if s in style else s) + _unsettled(r), _ours(r))
+        t.add_row(r["id"], measured_on(r), f"{r['figure']} {r['unit']}", r["measured_by"], r["hardware"],
+                  (f"[{style[s]}]{s}[/]" if s in style else s) + _unsettled(r), _ours(r), other_hardware(r))
     return t
 
 
@@ -129,49 +152,74 @@ def render_markdown(rows: list[dict], sources: dict | None = None) -> str:
             out += ["", "Ingested but backing no claim (the run records no git commit): "
                     + ", ".join(f"`{s}`" for s in sources["uncommitted"])]
         out.append("")
-    out += ["| status | claims |", "| --- | --- |"]
+    out += [f"{len({r['id'] for r in rows})} claims in {len(rows)} rows: a claim measured on several GPUs has a "
+            "row (and a status) per GPU kind; our figures on GPUs other than a claim's own hardware are listed "
+            "beside it as other hardware, never as its status.", "",
+            "| status | rows |", "| --- | --- |"]
     out += [f"| {s} | {n} |" for s, n in counts(rows).items()]
-    unsettled = [r["id"] for r in rows if r.get("unsettled")]
+    unsettled = list(dict.fromkeys(r["id"] for r in rows if r.get("unsettled")))
     if unsettled:
         out += ["", "Unsettled (the band's verdicts on the last matching runs disagree; the status shown is the "
                 "latest run's): " + ", ".join(f"[{i}](#{i})" for i in unsettled)]
-    unbacked = [r["id"] for r in rows if "needs a re-run" in (r["detail"] or "")]
+    unbacked = list(dict.fromkeys(r["id"] for r in rows if "needs a re-run" in (r["detail"] or "")))
     if unbacked:
         out += ["", "Claims whose only measurements come from runs without a commit (pending until re-run "
                 "from a commit): " + ", ".join(f"[{i}](#{i})" for i in unbacked)]
     out += ["", RULE, "## Ledger", "",
-            "| claim | statement | figure | measured by | hardware | status | ours |",
-            "| --- | --- | --- | --- | --- | --- | --- |"]
+            "| claim | statement | figure | measured by | claimed on | measured on | status | ours | other hardware |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         out.append(f"| [{r['id']}](#{r['id']}) | {_md(r['statement'])} | {_md(r['figure'])} {_md(r['unit'])} "
-                   f"| {r['measured_by']} | {_md(r['hardware'])} | **{r['status']}**{_unsettled(r)} | {_md(_ours(r))} |")
+                   f"| {r['measured_by']} | {_md(r['hardware'])} | {_md(measured_on(r))} "
+                   f"| **{r['status']}**{_unsettled(r)} | {_md(_ours(r))} | {_md(other_hardware(r))} |")
     out += ["", "## Details", ""]
+    by_id: dict[str, list[dict]] = {}
     for r in rows:
-        out += [f"### {r['id']}", "", f"> {r['statement']}", "",
-                f"- figure: {r['figure']} {r['unit']} ({r['measured_by']}, {r['hardware']})",
-                f"- source: {r['source']}" + (f" <{r['url']}>" if r.get("url") else "")
-                + (" (recalled from the cited source, not quoted from the page)" if r["recalled"] else ""),
-                f"- section: {r['section']}" + (f"; technique: `{r['technique']}`" if r["technique"] else ""),
-                (f"- check: {r['check']}" + (f" of {r['quantity']}" if r["quantity"] else "")
-                 + (f"; band {r['band']}" if r["band"] else "")) if r["check"] != "none" else
-                "- check: none in this suite" + (f" (a measurement would reproduce it at {r['band']})"
-                                                 if r["band"] else ""),
-                f"- status: **{r['status']}**{_unsettled(r)}" + (f", value {_value(r)}" if r["value"] is not None
-                                                                  else "")]
+        by_id.setdefault(r["id"], []).append(r)
+    for rs in by_id.values():
+        out += _details(rs)
+    return "\n".join(out)
+
+
+def _details(rs: list[dict]) -> list[str]:
+    """One claim's details: what it says and how it is checked, then each GPU row's status and evidence."""
+    r = rs[0]
+    out = [f"### {r['id']}", "", f"> {r['statement']}", "",
+           f"- figure: {r['figure']} {r['unit']} ({r['measured_by']}, {r['hardware']})",
+           f"- source: {r['source']}" + (f" <{r['url']}>" if r.get("url") else "")
+           + (" (recalled from the cited source, not quoted from the page)" if r["recalled"] else ""),
+           f"- section: {r['section']}" + (f"; technique: `{r['technique']}`" if r["technique"] else ""),
+           (f"- check: {r['check']}" + (f" of {r['quantity']}" if r["quantity"] else "")
+            + (f"; band {r['band']}" if r["band"] else "")) if r["check"] != "none" else
+           "- check: none in this suite" + (f" (a measurement would reproduce it at {r['band']})"
+                                            if r["band"] else "")]
+    if r.get("confounded_by"):
+        out.append(f"- confounded by: {r['confounded_by']}")
+    for r in rs:
+        on = f" on {r['gpu']}" if r.get("gpu") else ""
+        out.append(f"- status{on}: **{r['status']}**{_unsettled(r)}"
+                   + (f", value {_value(r)}" if r["value"] is not None else ""))
         if r["detail"]:
-            out.append(f"- evidence: {r['detail']}")
+            out.append(f"  - evidence: {r['detail']}")
+        if r["quantity"] != rs[0]["quantity"]:
+            out.append(f"  - measured quantity{on}: {r['quantity']}")
         if r["analog"] is not None:
-            out.append(f"- our nearest measurement: {r['analog']:.4g} {r.get('analog_unit') or ''} "
+            out.append(f"  - our nearest measurement: {r['analog']:.4g} {r.get('analog_unit') or ''} "
                        f"({r['analog_detail']})")
+        for o in r.get("others") or []:
+            if r["analog"] is not None and o["gpu"] == r.get("analog_gpu"):
+                continue  # the nearest measurement above
+            out.append(f"  - other hardware, {o['gpu']} (not this claim's; never its status): {o['value']:.4g} "
+                       f"{o['unit']} ({o['detail']})")
         p = r["projection"]
         if p:
             val = f"{p['value']:.4g} {p['unit']}" if p["value"] is not None else "none"
             src = f" Datasheets: {'; '.join(p['sources'])}." if p["sources"] else ""
             out.append(f"- **projection** (not a measurement): {val}. {p['method']}.{src}")
-        if r["note"] and r["note"] not in (r["detail"] or ""):
-            out.append(f"- note: {r['note']}")
-        out.append("")
-    return "\n".join(out)
+    if r["note"] and r["note"] not in (r["detail"] or ""):
+        out.append(f"- note: {r['note']}")
+    out.append("")
+    return out
 
 
 def _result_files(paths: list[str]) -> tuple[list[Path], list[str]]:
@@ -242,6 +290,7 @@ def claims_cmd(fmt: str = typer.Option("table", "--format", "-f", help="table, j
         return
     if out:
         Path(out).write_text(text + "\n")
-        typer.echo(f"wrote {len(rows)} claims to {out}", err=True)
+        typer.echo(f"wrote {len({r['id'] for r in rows})} claims ({len(rows)} rows, one per GPU that measured a "
+                   f"claim) to {out}", err=True)
     else:
         typer.echo(text)

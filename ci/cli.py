@@ -9,14 +9,14 @@ import typer
 from typer.exceptions import TyperException
 from rich.console import Console
 
-from ci import backfill, claims_cli, detect, detect_bench, detect_tune, fleet_cli, gate, gate_mutes, grade, nightly
+from ci import backfill, claims_cli, hardware_cli, detect, detect_bench, detect_tune, fleet_cli, gate, gate_mutes, grade, nightly
 from dashboard import cli as dashboard_cli
 from db.engine import make_engine, open_db, resolve_url, upgrade
 from db.errors import user_error
 from db.ingest import ingest_docs, load_files, store_validated, stored_runs
 from db.roles import RoleSet, create_roles
 from db.urls import mask_url, scrub
-from db.validate import ResultFileError
+from db.validate import ResultFileError, shorten
 from runners import cli as runners_cli
 
 console = Console(stderr=True)
@@ -105,6 +105,7 @@ def db_roles(db: Optional[str] = DB,
 app.command("list")(runners_cli.list_cmd)
 app.command("estimate")(runners_cli.budget_cli.estimate_cmd)
 app.command("claims")(claims_cli.claims_cmd)
+app.command("hardware")(hardware_cli.hardware_cmd)
 app.command("gate")(gate.gate_cmd)
 app.add_typer(gate_mutes.mute_app, name="mute")
 app.command("grade")(grade.grade_cmd)
@@ -134,14 +135,14 @@ def main() -> None:
         if type(exc).__name__ == "NoArgsIsHelpError":
             exc.show()  # the help itself
             raise SystemExit(exc.exit_code)
-        console.print(f"error: {' '.join(scrub(exc.format_message()).split())} (--help lists the choices)",
+        console.print(f"error: {shorten(' '.join(scrub(exc.format_message()).split()))} (--help lists the choices)",
                       markup=False, highlight=False, soft_wrap=True)
         raise SystemExit(getattr(exc, "exit_code", 2))
     except Exception as exc:
         if os.environ.get("KWATCH_TRACEBACK"):
             console.print(scrub(traceback.format_exc()), markup=False, highlight=False)
         message = user_error(exc)
-        console.print(f"error: {' '.join(scrub(message or f'{type(exc).__name__}: {exc}').split())}",
+        console.print(f"error: {shorten(' '.join(scrub(message or f'{type(exc).__name__}: {exc}').split()))}",
                       markup=False, highlight=False, soft_wrap=True)
         raise SystemExit(1 if message is None else 2)
     raise SystemExit(code or 0)

@@ -28,6 +28,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ci.detect_core import PeltSettings, online_pelt, threshold_alert, zscore_alert
+from ci.detect_short import evaluate_short
+from ci.detect_short import to_markdown as short_markdown
 from ci.detect_series import noise_series, result_docs, run_series, split_half, technique_runs, two_levels
 from ci.nightly_replay import public_path, replay_series
 from db.detector import DetectorSettings, online_changes
@@ -251,6 +253,8 @@ def run_benchmark(paths: list[str] | None = None, reps: int = 4, scales=(1.0, 3.
                 if sel:
                     entry[name] = {"series": len(sel), **_merge(sel)}
             doc["by_noise_scale"][str(sc)] = entry
+    if runs:  # a new series, database or software change: 5-15 nights of history before the step
+        doc["short_histories"] = evaluate_short(series, reps=reps, seed=seed, det=det)
     doc["seconds"] = round(time.time() - t0, 1)
     return doc
 
@@ -282,6 +286,9 @@ def to_markdown(doc: dict) -> str:
                           f"{five['recall_within_2_nights_not_called_too_noisy']:.1%} of the "
                           f"{five['cases_not_called_too_noisy']} cases on a series not called too noisy before the step."]
             lines.append("")
+    if doc.get("short_histories"):
+        lines += ["### Short histories (ci/detect_short.py)", "",
+                  *short_markdown(doc["short_histories"], "short histories"), ""]
     if doc.get("public_path"):
         pp = doc["public_path"]
         lines += ["### Through `kwatch nightly` (one result file per night)", "",

@@ -32,21 +32,34 @@ def submit_cmd(label: str = typer.Option(..., "--label", help="hardware label = 
                batch: Optional[str] = typer.Option(None, "--batch", help="group name, e.g. the night"),
                timeout: float = TIMEOUT, db: Optional[str] = DB, broker: Optional[str] = BROKER) -> None:
     """Queue a job for the workers of one hardware label (without a broker: run it here now)."""
-    from ci.fleet import broker_url, submit  # heavy: Celery, imported only by the fleet commands
+    from ci.fleet import FleetError, broker_url, check_spec, submit  # heavy: Celery, only for fleet commands
 
     spec = {"tier": tier, "techniques": technique or [], "impls": impl or [], "cases": case or [], "ref": ref,
             "timeout_s": timeout}
-    job_id = submit(db, broker_url(broker), labels_of(label)[0], spec, batch)
+    try:
+        check_spec(spec)
+        job_id = submit(db, broker_url(broker), labels_of(label)[0], spec, batch)
+    except FleetError as exc:
+        _refuse("submit", exc)
     print(job_id)
+
+
+def _refuse(command: str, exc: Exception) -> None:
+    """One line and exit 2 for what the user must change (the broker, the tier)."""
+    console.print(f"{command}: {exc}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
 
 
 def worker_cmd(labels: str = typer.Option(..., "--labels", help="comma-separated hardware labels, e.g. h200"),
                db: Optional[str] = DB, broker: Optional[str] = BROKER,
                name: Optional[str] = typer.Option(None, "--name", help="worker name (default: labels-pid@host)")) -> None:
     """A GPU host's long-running worker: one job at a time from its labels' queues, stored in --db."""
-    from ci.fleet import broker_url, work  # heavy: Celery
+    from ci.fleet import FleetError, broker_url, work  # heavy: Celery
 
-    url = broker_url(broker)
+    try:
+        url = broker_url(broker)
+    except FleetError as exc:
+        _refuse("worker", exc)
     if url is None:
         console.print("worker: no broker (give --broker or set KWATCH_BROKER); on one host, "
                       "`kwatch submit` without a broker runs the job at once")
@@ -68,7 +81,7 @@ def jobs_cmd(batch: Optional[str] = typer.Option(None, "--batch", help="default:
     Console().print(t)
 
 
-def nightly_fleet_cmd(labels: str = typer.Option("h200", "--labels", help="hardware labels, one nightly job each"),
+def nightly_fleet_cmd(labels: str = typer.Option("h100,h200", "--labels", help="hardware labels, one nightly job each"),
                       batch: Optional[str] = typer.Option(None, "--batch", help="default: nightly-<UTC date>"),
                       submit_jobs: bool = typer.Option(True, "--submit/--no-submit",
                                                        help="--no-submit: only wait for and report an existing batch"),
@@ -78,13 +91,17 @@ def nightly_fleet_cmd(labels: str = typer.Option("h200", "--labels", help="hardw
                       out_dir: Path = typer.Option(Path("nightly-report"), "--out-dir"),
                       db: Optional[str] = DB, broker: Optional[str] = BROKER) -> None:
     """The nightly through the fleet: one job per label, one report when all are done or failed; exit 1 on news."""
-    from ci.fleet import broker_url  # heavy: Celery (also under ci.fleet_nightly)
+    from ci.fleet import FleetError, broker_url, check_spec  # heavy: Celery (also under ci.fleet_nightly)
     from ci.fleet_nightly import fan_out, report, wait
 
     batch = batch or f"nightly-{datetime.now(timezone.utc):%Y-%m-%d}"
     if submit_jobs:
         spec = {"tier": tier, "techniques": technique or [], "impls": [], "cases": [], "ref": ref, "timeout_s": 600.0}
-        fan_out(db, broker_url(broker), labels_of(labels), batch, spec)
+        try:
+            check_spec(spec)
+            fan_out(db, broker_url(broker), labels_of(labels), batch, spec)
+        except FleetError as exc:
+            _refuse("nightly-fleet", exc)
     rows = wait(db, batch, wait_timeout)
     code = report(db, batch, rows, out_dir)
     print((out_dir / "nightly.md").read_text())

@@ -1,5 +1,7 @@
-"""The nightly through the fleet: one job per hardware label, then one report when every job of the
-night is done or failed (a label with no worker is reported as not run when the wait ends)."""
+"""The nightly through the fleet: one job per hardware label (default every GPU label of the fleet),
+then one report when every job of the night is done or failed (a label with no worker is reported as
+not run when the wait ends): each label's nightly, and the GPUs side by side (db/hardware.py), a
+quality metric that differs between two GPUs failing the night like a regression."""
 from __future__ import annotations
 
 import time
@@ -9,14 +11,38 @@ from typing import Optional
 from ci.fleet import jobs, submit
 from ci.nightly import nightly
 from db.engine import open_db
+from db.hardware import compare
 from db.series import run_document
 
 FINISHED = ("done", "failed")
+LABELS = ("h100", "h200")  # every GPU label of the fleet: each runs the same nightly
 
 
-def fan_out(db: Optional[str], broker: Optional[str], labels: list[str], batch: str, spec: dict) -> list[str]:
-    """One nightly job per label in `batch`; their ids."""
-    return [submit(db, broker, label, spec, batch) for label in labels]
+def fan_out(db: Optional[str], broker: Optional[str], labels: Optional[list[str]], batch: str, spec: dict) -> list[str]:
+    """One nightly job per label in `batch` (labels empty or None: every label in LABELS); their ids."""
+    return [submit(db, broker, label, spec, batch) for label in (labels or LABELS)]
+
+
+def across(docs: dict[str, dict]) -> tuple[str, int]:
+    """Markdown of each pair of labels' runs side by side (quality alerts listed) and the exit code:
+    1 when a quality metric differs between two GPUs."""
+    labels, parts, code = sorted(docs), [], 0
+    for i, la in enumerate(labels):
+        for lb in labels[i + 1:]:
+            c = compare(docs[la], docs[lb])
+            parts.append(f"\n## Across GPUs: {la} ({c.gpu_a}) beside {lb} ({c.gpu_b})\n\n{c.caption}. "
+                         f"Ceilings {lb}/{la}: " + ", ".join(f"{k} {r:.3f}" for k, (_, _, r) in c.ceilings.items())
+                         + f". {len(c.flagged)} of {len(c.speed)} series move against the ceilings' prediction "
+                         f"beyond their noise; {len(c.alerts)} quality alert(s) of {len(c.quality)} series.\n")
+            if c.alerts:
+                code = 1
+                parts.append(f"| technique | impl | case | metric | {la} | {lb} | why |\n|---|---|---|---|---|---|---|")
+                for q in c.alerts:
+                    ka = f"{q['k_a']}/{q['n_a']}" if q["k_a"] is not None else q["a"]
+                    kb = f"{q['k_b']}/{q['n_b']}" if q["k_b"] is not None else q["b"]
+                    parts.append(f"| {q['technique']} | {q['impl']} | {q['case']} | {q['metric']} | {ka} | {kb} | "
+                                 f"{' '.join(q['why'].split())[:200]} |")
+    return "\n".join(parts) + ("\n" if parts else ""), code
 
 
 def wait(db: Optional[str], batch: str, timeout_s: float, poll_s: float = 5.0) -> list:
@@ -33,7 +59,7 @@ def report(db: Optional[str], batch: str, rows: list, out_dir: Path) -> int:
     """Each stored run's nightly report under out_dir/<label>/ and one nightly.md over the batch; exit code."""
     out_dir.mkdir(parents=True, exist_ok=True)
     parts, code = [f"# Nightly {batch}\n", "| label | job | status | run | error |", "|---|---|---|---|---|"], 0
-    sections = []
+    sections, docs = [], {}
     for j in sorted(rows, key=lambda j: j.label):
         err = " ".join((j.error or "").split())[:300] if j.status != "queued" else "no worker took it"
         parts.append(f"| {j.label} | `{j.id[:12]}` | {j.status} | `{(j.run_id or '')[:12]}` | {err} |")
@@ -42,8 +68,11 @@ def report(db: Optional[str], batch: str, rows: list, out_dir: Path) -> int:
             continue
         with open_db(db)() as s:
             doc = run_document(s, j.run_id)
+        docs[j.label] = doc
         _, c = nightly(db, doc, out_dir / j.label, doc["run"]["config"].get("techniques") or None)
         code = max(code, c)
         sections.append(f"\n## {j.label}\n\n" + (out_dir / j.label / "nightly.md").read_text())
-    (out_dir / "nightly.md").write_text("\n".join(parts) + "\n" + "".join(sections))
+    side, c = across(docs)
+    code = max(code, c)
+    (out_dir / "nightly.md").write_text("\n".join(parts) + "\n" + side + "".join(sections))
     return code

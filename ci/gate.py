@@ -15,11 +15,13 @@ from ci.gate_compare import SEVERITY, SeriesVerdict, pair_rows
 from ci.gate_mutes import active_mutes, matching_mute
 from ci.gate_refs import RefError, RunData, resolve
 from ci.gate_remeasure import remeasure
-from ci.report_gate import to_json, to_markdown
+from ci.gate_vanished import Missing, classify, summary_line
+from ci.report_gate import COMMENT_LIMIT, to_json, to_markdown
 from db.engine import open_db
 from db.spread_history import table_for_url
 from db.models_ci import GateReport
 from db.verdict import Thresholds, interleaved, judge
+from db.verdict.identity import difference, hardware_differs
 from db.verdict.judge import samples_comparison, settle
 
 console = Console(stderr=True)
@@ -35,14 +37,51 @@ class GateResult:
     dropped: list = field(default_factory=list)  # baseline series absent from the candidate
     remeasure_note: Optional[str] = None
     created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    missing: list[Missing] = field(default_factory=list)  # dropped, each vanished or removed on purpose
+    n_shared: int = 0  # candidate series judged against a baseline row
+
+    @property
+    def vanished(self) -> list[Missing]:
+        """Baseline series missing from the candidate and not removed on purpose: they block."""
+        return [m for m in self.missing if m.blocking]
+
+    @property
+    def nothing_compared(self) -> str:
+        """Why nothing was compared ("" when something was): the baseline has series, none shared."""
+        if self.n_shared or not self.baseline.rows or not self.verdicts:
+            return ""
+        env_b, env_c = self.baseline.run.get("env") or {}, self.candidate.run.get("env") or {}
+        diff = difference(env_b, env_c)
+        if hardware_differs(env_b, env_c):
+            return (f"nothing compared: the runs share no series (other GPU: {diff}); a gate compares one GPU "
+                    "and one software stack; across hardware, use kwatch hardware")
+        if diff:
+            return (f"nothing compared: the runs share no series (other software: {diff}); measure the baseline "
+                    "with the candidate's software, or compare across stacks with kwatch hardware")
+        return "nothing compared: the candidate has none of the baseline's series (other techniques, cases or protocol)"
 
     @property
     def failed(self) -> bool:
-        return any(v.blocking for v in self.verdicts)
+        return any(v.blocking for v in self.verdicts) or bool(self.vanished) or bool(self.nothing_compared)
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.failed else 0
+        """0 pass, 1 a blocking series (regression, new failure, vanished series), 3 nothing compared."""
+        return 3 if self.nothing_compared else 1 if self.failed else 0
+
+    def one_line(self) -> str:
+        """The verdict in one line, for the console."""
+        if self.nothing_compared:
+            return f"gate: FAIL: {self.nothing_compared}"
+        blocking = sum(v.blocking for v in self.verdicts)
+        parts = [f"{blocking} blocking series"] if blocking else []
+        if self.vanished:
+            parts.append(summary_line(self.missing))
+        amb = sum(v.ambiguous for v in self.verdicts)
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(self.counts().items())) or "no series compared"
+        head = "FAIL" if self.failed else "PASS"
+        return (f"gate: {head}: " + "; ".join(parts + [f"series: {counts}"])
+                + (f"; {amb} ambiguous (re-measure: --remeasure)" if amb else ""))
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -137,8 +176,9 @@ def _apply_remeasure(result: GateResult, pairs_by_key: dict, cand: RunData, th: 
 
 
 def run_gate(baseline: RunData, candidate: RunData, th: Thresholds = Thresholds(), mutes: list[dict] = (),
-             do_remeasure: bool = False) -> GateResult:
-    """Judge every candidate series against the baseline's series of the same fingerprint."""
+             do_remeasure: bool = False, allow_removed: tuple[str, ...] = ()) -> GateResult:
+    """Judge every candidate series against the baseline's series of the same fingerprint; baseline
+    series missing from the candidate block unless removed on purpose (ci.gate_vanished)."""
     pairs, dropped = pair_rows(baseline, candidate)
     ab = interleaved(baseline.run, candidate.run)  # one A/B job: judged on its own spread
     verdicts, by_key = [], {}
@@ -147,7 +187,9 @@ def run_gate(baseline: RunData, candidate: RunData, th: Thresholds = Thresholds(
         v.muted = matching_mute(key, list(mutes))
         verdicts.append(v)
         by_key[key] = (base, cand)
-    result = GateResult(baseline, candidate, th, verdicts, dropped)
+    result = GateResult(baseline, candidate, th, verdicts, dropped, n_shared=sum(b is not None for _, b, _, _ in pairs))
+    if result.n_shared:  # with nothing shared, nothing can vanish
+        result.missing = classify(dropped, candidate.run, allow_removed)
     if do_remeasure:
         _apply_remeasure(result, by_key, candidate, th)
     else:
@@ -171,7 +213,11 @@ def gate_cmd(baseline: Optional[str] = typer.Option(None, "--baseline", "-b", he
              impl: Optional[list[str]] = typer.Option(None, "--impl", "-i", help="with --ab; repeatable"),
              case: Optional[list[str]] = typer.Option(None, "--case", help="with --ab; repeatable"),
              rounds: int = typer.Option(5, "--rounds", min=1, help="with --ab: rounds per case and side"),
-             markdown: Optional[Path] = typer.Option(None, "--markdown", help="write the PR-comment report here"),
+             markdown: Optional[Path] = typer.Option(None, "--markdown", help="write the full Markdown report here"),
+             comment: Optional[Path] = typer.Option(None, "--comment", help="write the PR comment here: the report "
+                                                    "within GitHub's comment limit, whole rows only, the rest named"),
+             comment_reserve: int = typer.Option(1000, "--comment-reserve",
+                                                 help="characters of the comment limit left to the poster's own lines"),
              json_out: Optional[Path] = typer.Option(None, "--json", help="write the JSON report here"),
              db: Optional[str] = typer.Option(None, "--db", help="database URL (refs, mutes, stored report)"),
              tier: Optional[str] = typer.Option(None, "--tier", help="only runs of this tier when resolving refs"),
@@ -183,6 +229,9 @@ def gate_cmd(baseline: Optional[str] = typer.Option(None, "--baseline", "-b", he
                                                     help="let host-timer (CPU) timings fail the gate; "
                                                          "by default they are shown, never blocking"),
              remeasure: bool = typer.Option(False, "--remeasure", help="re-run ambiguous/suspicious series here"),
+             allow_removed: Optional[list[str]] = typer.Option(None, "--allow-removed", metavar="TECH[/IMPL[/CASE]]",
+                                                               help="baseline series the change removes on purpose "
+                                                                    "(repeatable); others missing from the candidate block"),
              store: bool = typer.Option(False, "--store", help="store the report in the database")) -> None:
     """Gate a candidate against a baseline: exit 1 on any regression or new failure."""
     try:
@@ -196,18 +245,20 @@ def gate_cmd(baseline: Optional[str] = typer.Option(None, "--baseline", "-b", he
         raise typer.Exit(2)
     th = Thresholds(alpha=alpha, min_effect=min_effect, host_min_effect=host_min_effect,
                     gate_host_timings=gate_host_timings, spreads=table_for_url(db, {cand.run_id}))
-    result = run_gate(base, cand, th, active_mutes(db), remeasure)
+    result = run_gate(base, cand, th, active_mutes(db), remeasure, tuple(allow_removed or ()))
     report = to_json(result)
     md = to_markdown(result)
     if markdown:
         markdown.write_text(md)
+    if comment:
+        comment.write_text(to_markdown(result, COMMENT_LIMIT - comment_reserve,
+                                       "the full report (gate.md in the workflow artifact linked above)"))
     if json_out:
         json_out.write_text(json.dumps(report, indent=1, default=str))
     if store:
         _store(result, report, db)
     if not (markdown or json_out):
         print(md)
-    counts = ", ".join(f"{n} {status}" for status, n in sorted(result.counts().items())) or "no series compared"
-    console.print(f"gate: {'FAIL' if result.failed else 'PASS'}: {counts}", highlight=False)
+    console.print(result.one_line(), highlight=False, markup=False, soft_wrap=True)
     raise typer.Exit(result.exit_code)
 

@@ -9,12 +9,15 @@ than p times faster than the reference; fast_0 is the fraction correct.
 
 Untrusted solutions: each problem runs in a fresh worker process with the minimal environment of
 runners.sandbox (no database URL, no tokens or other credentials), a wall-time limit per job (--timeout)
-and a resident-memory limit (--memory-limit); only this parent process writes to the database. Not
-isolated: the process runs as the same user, so it can read and write what that user can (a SQLite
-database file, ~/.pgpass, the repository), open network connections, and use the whole GPU; and it
-runs in the grader's interpreter, so a hostile solution can forge its own grade (patch torch, or the
-reference model it runs beside). Grade code you do not trust inside a disposable container or VM
-with no network and no credentials.
+and a resident-memory limit (--memory-limit); only this parent process writes to the database. The
+measuring boundary (runners/guard*.py, docs/DESIGN.md "The measuring boundary") refuses the known ways
+of forging a grade: replayed or lazy results (a fresh-value audit after timing), a replaced timer,
+statistic or reference model (a snapshot verified around every batch), work hidden from the CUDA
+events (the wall clock), persisting L2, and times beyond the machine (time floors). Not isolated: the
+process runs as the same user, so it can read and write what that user can (a SQLite database file,
+~/.pgpass, the repository), open network connections, and use the whole GPU; and it runs in the
+grader's interpreter, so a solution written against the grader's own source can still reach it.
+Grade code you do not trust inside a disposable container or VM with no network and no credentials.
 """
 from __future__ import annotations
 

@@ -22,10 +22,20 @@ from db.models import Environment, Run
 from db.series import all_series, run_document
 from db.spread_history import table_for
 from db.verdict import Thresholds
+from db.verdict.identity import hardware_differs
 from db.validate import ResultFileError
 from runners import cli as runners_cli
 
 console = Console(stderr=True)
+
+
+def previous_run(session, this: Run, env: dict) -> Optional[str]:
+    """The newest earlier run of this run's tier on the same GPU (db.verdict.identity: a host's CPU string
+    does not make another GPU), whatever its software: a software change is then nothing compared."""
+    q = (select(Run.id, Environment.raw).join(Environment, Environment.id == Run.environment_id)
+         .where(Run.tier == this.tier, Run.id != this.id, Run.started_at < this.started_at)
+         .order_by(Run.started_at.desc()).limit(200))
+    return next((rid for rid, raw in session.execute(q) if not hardware_differs(raw or {}, env)), None)
 
 
 def night_verdicts(session, doc: dict, mutes: list[dict] = ()):
@@ -34,10 +44,7 @@ def night_verdicts(session, doc: dict, mutes: list[dict] = ()):
     failures are new."""
     cur = from_document(doc["run"]["id"], doc, "database")
     this = session.get(Run, doc["run"]["id"])
-    prev = session.scalar(select(Run.id).join(Environment, Environment.id == Run.environment_id)
-                          .where(Run.tier == doc["run"]["tier"], Run.id != this.id, Run.started_at < this.started_at,
-                                 Environment.hardware_key == cur.hardware_key)
-                          .order_by(Run.started_at.desc()).limit(1))
+    prev = previous_run(session, this, cur.run.get("env") or {})
     base = (from_document(prev, run_document(session, prev), "database") if prev else
             RunData("none", "database", {}, [], cur.hardware_key, cur.software_key))
     return run_gate(base, cur, Thresholds(spreads=table_for(session, {doc["run"]["id"]})), mutes=mutes)
@@ -72,7 +79,7 @@ def nightly(db: Optional[str], doc: dict, out_dir: Path, techniques: Optional[li
          "too_noisy": summary["too_noisy"], "new_histories": summary["new_histories"],
          "time": summary["time"]}, indent=1, default=str))
     console.print(f"[bold]report[/bold] {out_dir / 'nightly.md'}, {out_dir / 'nightly.html'}")
-    code = 1 if failed(summary) else 0
+    code = 3 if summary["night"].get("nothing_compared") else 1 if failed(summary) else 0
     return summary, code
 
 
@@ -104,7 +111,9 @@ def nightly_cmd(db: Optional[str] = typer.Option(None, "--db", help="database UR
         doc = rf.doc
     summary, code = nightly(db, doc, out_dir, technique)
     print((out_dir / "nightly.md").read_text())
-    if code:
+    if code == 3:
+        console.print(f"nightly: FAIL: {summary['night']['nothing_compared']}", markup=False, highlight=False)
+    elif code:
         console.print(f"[red]nightly: {len(summary['new_regressions'])} new regressions, "
                       f"{len(summary['failing_against_previous'])} regressed against the previous night, "
                       f"{len(summary['new_failures'])} new failures[/red]")

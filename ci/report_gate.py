@@ -124,53 +124,141 @@ def rules_line(th) -> str:
             "failures and probe points are listed, never blocking. Regressions are never netted against improvements.")
 
 
-def to_markdown(result) -> str:
-    """The PR comment: verdict, counts, blocking series, shape-space groups, re-measures, flags, mutes, all."""
-    th = result.thresholds
+COMMENT_LIMIT = 65_536  # GitHub's limit on a comment body, in characters
+
+
+class Budget:
+    """Markdown lines under a character limit: whole rows only, a section's closing lines reserved, and a
+    line saying how many rows are left to the artifact wherever a section is cut."""
+
+    def __init__(self, limit: int | None, artifact: str) -> None:
+        self.limit, self.artifact, self.lines, self.used, self.cut = limit, artifact, [], 0, 0
+
+    def fits(self, text: str, reserve: int = 0) -> bool:
+        return self.limit is None or self.used + len(text) + 1 + reserve <= self.limit
+
+    def add(self, text: str) -> bool:
+        if not self.fits(text):
+            return False
+        self.lines.append(text)
+        self.used += len(text) + 1
+        return True
+
+    def section(self, head: list[str], rows: list[str], tail: list[str] = (), what: str = "rows") -> None:
+        """head, as many rows as fit, a 'N more' line where cut, then tail (always written if head was)."""
+        more = lambda n: f"\n_{n} more {what} in {self.artifact}_"  # noqa: E731
+        reserve = sum(len(t) + 1 for t in tail) + len(more(len(rows))) + 1
+        if not rows or not self.fits("\n".join(head), reserve + len(rows[0]) + 1):
+            if rows:
+                self.cut += len(rows)
+            return
+        for h in head:
+            self.add(h)
+        left = len(rows)
+        for r in rows:
+            if not self.fits(r, reserve):
+                break
+            self.add(r)
+            left -= 1
+        if left:
+            self.cut += left
+            self.add(more(left).strip())
+        for t in tail:
+            self.used += len(t) + 1
+            self.lines.append(t)
+
+
+def _words(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s" if not what.endswith("series") else "")
+
+
+def first_screen(result) -> list[str]:
+    """The verdict, why, and the counts in series: what a reviewer reads before anything else."""
     counts = result.counts()
+    blocking = [v for v in result.verdicts if v.blocking]
+    if result.nothing_compared:
+        return [f"## KernelWatch gate: ❌ **FAIL — nothing compared**", "", f"**{md_text(result.nothing_compared)}**", ""]
+    head = "❌ **FAIL**" if result.failed else "✅ **PASS**"
+    out = [f"## KernelWatch gate: {head}", ""]
+    why = []
+    if blocking:
+        why.append(f"**{_words(len(blocking), 'blocking series')}**")
+    vanished = result.vanished
+    if vanished:
+        why.append(f"**{_words(len(vanished), 'series')} of the baseline vanished** from the candidate "
+                   "(removed on purpose? `--allow-removed TECH[/IMPL[/CASE]]`)")
+    if why:
+        out += ["- " + "; ".join(why)]
+    compared = sum(counts.get(s, 0) for s in ("regressed", "improved", "stable"))
+    parts = [f"{n} {s}" for s, n in sorted(counts.items(), key=lambda x: SEVERITY.get(x[0], 99))]
+    out.append(f"- {_words(compared, 'series')} compared: " + ", ".join(parts))
+    amb = [v for v in result.verdicts if v.ambiguous]
+    if amb:
+        reasons: dict[str, int] = {}
+        for v in amb:
+            r = ("the SM clock fell" if "SM clock fell" in v.reason else
+                 "CI straddles the 5% effect" if v.reason.startswith("ambiguous") else v.reason.split(":")[0][:60])
+            reasons[r] = reasons.get(r, 0) + 1
+        out.append(f"- {_words(len(amb), 'ambiguous series')} (not blocking; re-measure with `--remeasure`): "
+                   + ", ".join(f"{n} {md_text(r)}" for r, n in sorted(reasons.items(), key=lambda x: -x[1])))
+    removed = [m for m in result.missing if not m.blocking]
+    if removed:
+        out.append(f"- {_words(len(removed), 'series')} of the baseline removed on purpose (listed in the report)")
+    return out + [""]
+
+
+def _caveats(v: SeriesVerdict) -> str:
+    return f" ⚠️ {md_text('; '.join(v.flags), 400)}" if v.flags else ""
+
+
+def to_markdown(result, limit: int | None = None, artifact: str = "the full report") -> str:
+    """The gate report: the first screen (verdict, counts in series, ambiguous, vanished), blocking rows with
+    their caveats, then the rest worst first. limit: a character budget (a PR comment: COMMENT_LIMIT less the
+    poster's marker) that is never exceeded, cutting whole rows only and closing every <details>."""
+    th = result.thresholds
     blocking = [v for v in result.ordered() if v.blocking]
     shares = ceiling_shares(result)
-    head = "❌ **FAIL**" if result.failed else "✅ **PASS**"
-    lines = [f"## KernelWatch gate: {head}", "",
-             f"- baseline: {md_text(result.baseline.describe())}",
-             f"- candidate: {md_text(result.candidate.describe())}",
-             *(f"- {side} {md_text(ceilings_line(d.run.get('ceilings') or ceilings_from_rows(d.rows)))}"
-               for side, d in (("baseline", result.baseline), ("candidate", result.candidate))),
-             "- " + ", ".join(f"{ICON.get(s, '')} {n} {s}" for s, n in sorted(counts.items(), key=lambda x: SEVERITY.get(x[0], 99))),
-             "- rules (db/verdict): " + rules_line(th),
-             f"- re-measuring: {result.remeasure_note}", ""]
-    if blocking:
-        lines += [f"### Blocking ({len(blocking)})", "", HEADER] + [_row(v, shares) for v in blocking] + [""]
+    b = Budget(limit, artifact)
+    for line in first_screen(result):
+        b.add(line)
+    b.section([f"### Blocking ({_words(len(blocking), 'series')})", "", HEADER],
+              [_row(v, shares) + _caveats(v) for v in blocking], [""], "blocking series")
+    vanished = result.vanished
+    b.section([f"### Vanished from the candidate ({_words(len(vanished), 'series')}, blocking)", ""],
+              [f"- {md_code(m.key.label(), table=False)}" for m in vanished], [""], "vanished series")
+    amb = [v for v in result.ordered() if v.ambiguous]
+    b.section([f"### Ambiguous ({_words(len(amb), 'series')}, not blocking)", "", HEADER],
+              [_row(v, shares) + _caveats(v) for v in amb], [""], "ambiguous series")
+    for line in [f"- baseline: {md_text(result.baseline.describe())}",
+                 f"- candidate: {md_text(result.candidate.describe())}",
+                 *(f"- {side} {md_text(ceilings_line(d.run.get('ceilings') or ceilings_from_rows(d.rows)))}"
+                   for side, d in (("baseline", result.baseline), ("candidate", result.candidate))),
+                 "- rules (db/verdict): " + rules_line(th), f"- re-measuring: {result.remeasure_note}", ""]:
+        b.add(line)
     groups = [g for g in shape_groups(result.verdicts) if g["bad_cases"]]
-    if groups:
-        lines += ["### Where in the shape space", ""]
-        for g in groups:
-            where = f" — {md_text(g['where'])}" if g["where"] else ""
-            ok = [c for c, s in g["by_case"].items() if c not in g["bad_cases"]]
-            lines.append(f"- {md_code(g['technique'] + '/' + g['impl'], table=False)} "
-                         f"({md_text(', '.join(g['bad_metrics']))}): bad in {len(g['bad_cases'])} of "
-                         f"{g['cases']} cases ({md_text(', '.join(g['bad_cases']), 600)})"
-                         + (f"; fine in {md_text(', '.join(ok), 600)}" if ok else "") + where)
-        lines.append("")
-    remeasured = [v for v in result.verdicts if v.remeasured]
-    if remeasured:
-        lines += ["### Re-measured", ""] + [f"- {md_code(v.key.label(), table=False)}: {v.status}"
-                                            for v in remeasured] + [""]
-    flagged = [v for v in result.verdicts if v.flags]
-    if flagged:
-        lines += ["### Flags", ""] + [f"- {md_code(v.key.label(), table=False)}: {md_text('; '.join(v.flags))}"
-                                      for v in flagged] + [""]
-    muted = [v for v in result.verdicts if v.muted]
-    if muted:
-        lines += ["### Muted (listed, not counted)", "", "| series | would be | who | why | until |", "|---|---|---|---|---|"]
-        lines += [f"| {md_code(v.key.label())} | {v.status} | {md_text(v.muted['who'])} | {md_text(v.muted['why'])} | "
-                  f"{md_text(v.muted['until'] or '—')} |" for v in muted] + [""]
-    if result.dropped:
-        lines += ["### In the baseline but not in the candidate", ""]
-        lines += [f"- {md_code(k.label(), table=False)}" for k in result.dropped] + [""]
-    lines += ["<details><summary>All series, worst first</summary>", "", HEADER]
-    lines += [_row(v, shares) for v in result.ordered()] + ["", "</details>", ""]
-    return "\n".join(lines)
+    b.section(["### Where in the shape space", ""],
+              [f"- {md_code(g['technique'] + '/' + g['impl'], table=False)} ({md_text(', '.join(g['bad_metrics']))}): "
+               f"bad in {len(g['bad_cases'])} of {g['cases']} cases ({md_text(', '.join(g['bad_cases']), 600)})"
+               + (f" — {md_text(g['where'])}" if g["where"] else "") for g in groups], [""], "groups")
+    odd = [(side, r) for side, d in (("baseline", result.baseline), ("candidate", result.candidate))
+           for r in d.rows if (r.get("stats") or {}).get("impossible")]
+    # a rate beyond the machine is a measuring fault, never a speed-up (runners/ceilings.py)
+    b.section([f"### IMPOSSIBLE: rates beyond the machine ({len(odd)})", ""],
+              [f"- {side} {md_code(r['technique'] + '/' + r['impl'] + '/' + r['case'], table=False)}: "
+               f"{md_text(r['stats']['impossible'])}" for side, r in odd], [""], "rows")
+    b.section(["### Re-measured", ""], [f"- {md_code(v.key.label(), table=False)}: {v.status}"
+                                        for v in result.verdicts if v.remeasured], [""], "series")
+    b.section(["### Flags", ""], [f"- {md_code(v.key.label(), table=False)}: {md_text('; '.join(v.flags))}"
+                                  for v in result.ordered() if v.flags and not v.blocking and not v.ambiguous], [""], "series")
+    b.section(["### Muted (listed, not counted)", "", "| series | would be | who | why | until |", "|---|---|---|---|---|"],
+              [f"| {md_code(v.key.label())} | {v.status} | {md_text(v.muted['who'])} | {md_text(v.muted['why'])} | "
+               f"{md_text(v.muted['until'] or '—')} |" for v in result.verdicts if v.muted], [""], "series")
+    b.section(["### Removed on purpose (not blocking)", ""],
+              [f"- {md_code(m.key.label(), table=False)}: {md_text(m.why_not_blocking)}"
+               for m in result.missing if not m.blocking], [""], "series")
+    b.section(["<details><summary>All series, worst first</summary>", "", HEADER],
+              [_row(v, shares) for v in result.ordered()], ["", "</details>", ""], "series")
+    return "\n".join(b.lines)
 
 
 def to_json(result) -> dict:
@@ -200,4 +288,8 @@ def to_json(result) -> dict:
                                for k, (b, c) in sorted(ceiling_shares(result).items()) if (b, c) != ("-", "-")},
             "groups": shape_groups(result.verdicts),
             "muted": [{"series": v.key.label(), "status": v.status, **v.muted} for v in result.verdicts if v.muted],
-            "dropped": [k.as_dict() for k in result.dropped]}
+            "dropped": [k.as_dict() for k in result.dropped],
+            "nothing_compared": result.nothing_compared,
+            "vanished": [m.key.as_dict() for m in result.vanished],
+            "removed": [{**m.key.as_dict(), "why": m.why_not_blocking} for m in result.missing if not m.blocking],
+            "ambiguous": [v.key.label() for v in result.ordered() if v.ambiguous]}

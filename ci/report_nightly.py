@@ -35,6 +35,15 @@ def too_noisy(series: dict[SeriesKey, list[Point]], min_nights: int = 8) -> list
     return sorted(out, key=lambda d: -d["resolvable_step"])
 
 
+def detector_promise(s: DetectorSettings = _DET) -> str:
+    """What the detector does with a new level, as the rule keeps it (db.detector)."""
+    return (f"the detector alerts on a new level on its {s.confirm}rd night once the series has {s.min_short} "
+            f"nights before it (a step of at least {s.short_min_rel:.0%} beyond those nights' own scatter while it "
+            f"has fewer than {s.min_ref}); on a series too noisy for a 5% step, only on a step beyond its scatter "
+            f"and after up to {nights_needed(s.min_ref, s)} nights; a step it missed is found later, once "
+            f"{s.late_min} nights lie beyond every night before it")
+
+
 def _gate_fails(v) -> tuple[bool, str]:
     """Whether a gated regression against the previous night fails the night, and why not. A timing or
     throughput waits for the detector: one night against one night cannot tell a level the series
@@ -43,7 +52,7 @@ def _gate_fails(v) -> tuple[bool, str]:
     if v.muted:
         return False, f"no (muted by {v.muted['who']}: {v.muted['why']})"
     if metric_kind(v.key.metric) in (TIMING, THROUGHPUT):
-        return False, "no (a timing: the detector alerts if the new level holds 3 nights)"
+        return False, "no (a timing: it waits for the change-point detector)"
     return True, "yes"
 
 
@@ -112,7 +121,8 @@ def summarize(run_doc: dict, changes: list[Detected], verdicts, noisy: list[dict
     night = {"baseline_run": base.run_id or None,
              "baseline_when": _when(base.run.get("started_at"), (base.run.get("git") or {}).get("commit")) if base.run_id else None,
              "compared": sum(v.status in COMPARED for v in vs), "regressed": regressed,
-             "counts": verdicts.counts()}
+             "counts": verdicts.counts(), "nothing_compared": verdicts.nothing_compared if base.run_id else "",
+             "vanished": [m.key.label() for m in verdicts.vanished]}
     return {"run": run_doc["run"], "counts": counts, "new_regressions": new_reg, "alerting": alerting,
             "failing_against_previous": [r for r in regressed if r["fails"]],
             "late": [c for c in alerting if c.new and c.late],
@@ -158,6 +168,8 @@ def _against(night: dict | None) -> str:
     c = night["counts"]
     rest = (f"{c.get('expected failure', 0)} expected failures and probe points (measurements, not failing), "
             f"{c.get('insufficient data', 0) + c.get('missing baseline', 0)} not compared")
+    if night.get("nothing_compared"):
+        return f"against the previous night: **{md_text(night['nothing_compared'])}**; {rest}"
     if not night["baseline_run"] or not night["compared"]:
         why = "no previous run of this tier on this hardware" if not night["baseline_run"] else "no series in common"
         return f"against the previous night: nothing compared ({why}); {rest}"
@@ -170,7 +182,9 @@ def _against(night: dict | None) -> str:
 def failed(s: dict) -> bool:
     """Does the night fail: a new on-time detector regression, a new failure, or a gated regression
     against the previous night that is neither muted nor on a series named too noisy."""
-    return bool(s["new_regressions"] or s["new_failures"] or s.get("failing_against_previous"))
+    night = s.get("night") or {}
+    return bool(s["new_regressions"] or s["new_failures"] or s.get("failing_against_previous")
+                or night.get("nothing_compared") or night.get("vanished"))
 
 
 def to_markdown(s: dict) -> str:
@@ -178,7 +192,10 @@ def to_markdown(s: dict) -> str:
     env = run.get("env") or {}
     bad = failed(s)
     compared = (s.get("night") or {}).get("compared", 1)
-    head = ("❌ new regressions or failures" if bad else "✅ no new regressions" if compared or s["alerting"]
+    head = ("❌ nothing compared" if (s.get("night") or {}).get("nothing_compared") else
+            "❌ vanished series" if bad and (s.get("night") or {}).get("vanished") and not (
+                s["new_regressions"] or s["new_failures"] or s.get("failing_against_previous")) else
+            "❌ new regressions or failures" if bad else "✅ no new regressions" if compared or s["alerting"]
             else "ℹ️ nothing compared yet (no new failures)")
     lines = [f"## KernelWatch nightly: {head}", "",
              f"- run {md_code(run['id'], table=False)} ({md_text(run.get('tier'))}), "
@@ -188,15 +205,19 @@ def to_markdown(s: dict) -> str:
              f"- change points: {len(s['alerting'])} alerting ({len(s['new_regressions'])} new regressions), "
              f"{len(s['acknowledged'])} acknowledged"
              + (f", {len(s['late'])} found late (listed once, not failing)" if s.get("late") else "")
-             + "; online detector: a new level alerts on its 3rd night",
+             + "; " + detector_promise(),
              "- " + _against(s.get("night")), *_time_lines(s.get("time")), ""]
     night = s.get("night") or {}
+    if night.get("vanished"):
+        v = night["vanished"]
+        lines[-1:-1] = [f"- **{len(v)} series of the previous night vanished** (they block): "
+                        f"{md_text(', '.join(v[:10]), 800)}" + (f" and {len(v) - 10} more" if len(v) > 10 else "")]
     if night.get("regressed"):
         lines += ["### Regressed against the previous night (the gate's verdict)", "",
                   f"Run {md_text(_when(run.get('started_at'), (run.get('git') or {}).get('commit')))} against "
                   f"{md_text(night['baseline_when'])} ({md_code(night['baseline_run'], table=False)}). "
-                  "A quality fraction or count fails the night unless muted; a timing waits for the detector, "
-                  "which alerts if the new level holds 3 nights.", "",
+                  "A quality fraction or count fails the night unless muted; a timing waits for the detector: "
+                  + md_text(detector_promise()) + ".", "",
                   "| series | change | fails the night | why |", "|---|---|---|---|"]
         lines += [f"| {md_code(r['series'])} | {'—' if r['change'] is None else format(r['change'], '+.1%')} | "
                   f"{md_text(r['fails_the_night'])} | {md_text(r['why'], 160)} |" for r in night["regressed"]] + [""]
@@ -235,8 +256,9 @@ def to_markdown(s: dict) -> str:
                   for e in s["expected"]] + [""]
     if s.get("new_histories"):
         lines += ["### New histories: detection starts again", "",
-                  "These series changed identity, so their earlier nights are a different series and the "
-                  "detector cannot alert on them until they have enough nights of their own.", "",
+                  "These series changed identity, so their earlier nights are a different series: the "
+                  f"detector alerts on them again once they have {_DET.min_short} nights of their own and a new "
+                  f"level has held {_DET.confirm} nights.", "",
                   "| what changed | change | series | nights so far | nights before an alert is possible |",
                   "|---|---|---|---|---|"]
         lines += [f"| {g['what']} | {md_code(g['change'])} | {g['series']} | {g['nights']} | {g['needed']} |"

@@ -23,6 +23,7 @@ PAGES = [
     st.Page("views/alerts.py", title="Alerts", url_path="alerts"),
     st.Page("views/trends.py", title="Trends", url_path="trends"),
     st.Page("views/compare.py", title="Compare", url_path="compare"),
+    st.Page("views/hardware.py", title="Hardware", url_path="hardware"),
     st.Page("views/runs.py", title="Runs", url_path="runs"),
     st.Page("views/numerics.py", title="Numerics", url_path="numerics"),
     st.Page("views/retrieval.py", title="Retrieval", url_path="retrieval"),

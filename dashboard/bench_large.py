@@ -189,7 +189,7 @@ def build(path: Path, n_results: int = 1_000_000, seed: int = 0) -> int:
     return total
 
 
-PAGES = ["health", "alerts", "trends", "compare", "numerics", "retrieval", "claims", "cost_model"]
+PAGES = ["health", "alerts", "trends", "compare", "hardware", "runs", "numerics", "retrieval", "claims", "cost_model"]
 ROOT = Path(__file__).resolve().parent.parent
 
 

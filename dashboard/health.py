@@ -14,6 +14,8 @@ import streamlit as st
 
 from dashboard import data, verdict
 from db import queries
+from db.verdict import Thresholds, metric_kind
+from db.verdict.rules import THROUGHPUT, TIMING
 
 WINDOW = timedelta(hours=24)
 LOOKBACK = 10
@@ -39,16 +41,18 @@ def judged_runs(runs: pd.DataFrame, tier: str, series: pd.DataFrame) -> pd.DataF
             "baselines from", "baselines to"]
     by_id = runs.set_index("run_id")
     rows = []
-    for hardware, key, inside, _ in windows(runs, tier):
+    for hardware, key, inside, before in windows(runs, tier):
         newest = by_id.loc[inside[0]]
         commit = newest["git_commit"] if isinstance(newest["git_commit"], str) and newest["git_commit"] else ""
         mine = series[(series["hardware_key"] == key) & series["baseline_run_id"].notna()] if not series.empty \
             else series
         based = pd.to_datetime(mine["baseline_started_at"]) if len(mine) else pd.Series(dtype="datetime64[ns]")
+        when = lambda t: str(pd.Timestamp(t))  # noqa: E731  (text: a first run has a sentence here)
+        none = verdict.FIRST_RUN[not hardware.startswith("CPU ")] if not before else "no baseline found"
         rows.append([hardware, pd.Timestamp(newest["started_at"]), commit[:7] or "no commit", inside[0][:12],
                      len(inside), pd.Timestamp(by_id.loc[inside[-1], "started_at"]),
-                     int(mine["baseline_run_id"].nunique()) if len(mine) else 0,
-                     based.min() if len(mine) else None, based.max() if len(mine) else None])
+                     int(mine["baseline_run_id"].nunique()) if len(mine) else none,
+                     when(based.min()) if len(mine) else none, when(based.max()) if len(mine) else none])
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -74,13 +78,29 @@ def health(url: str, runs: pd.DataFrame, tier: str) -> tuple[pd.DataFrame, pd.Da
         with data.gc_paused():
             index = queries.result_index(url, inside + before)
             cand_ids, base_ids = pairs(index, inside, inside + before)
-            cmp = verdict.compare(queries.results_by_id(url, base_ids), queries.results_by_id(url, cand_ids),
-                                  data.thresholds(url, tuple(inside)))
-        frames.append(cmp.assign(hardware=hardware, hardware_key=key))
+            # no baseline anywhere (a first run): nothing is judged, so no spreads are learned for it
+            th = data.thresholds(url, tuple(inside)) if base_ids else Thresholds()
+            cmp = verdict.compare(queries.results_by_id(url, base_ids), queries.results_by_id(url, cand_ids), th)
+        if not before:  # the hardware's first run of the tier: nothing to miss
+            first = verdict.FIRST_RUN[not hardware.startswith("CPU ")]
+            cmp.loc[cmp["status"] == "missing baseline", ["label", "reason"]] = [first, first]
+        frames.append(one_per_kernel(cmp).assign(hardware=hardware, hardware_key=key))
     if not frames:
         return pd.DataFrame(columns=verdict.LABELS), pd.DataFrame(columns=verdict.COLUMNS + ["hardware", "hardware_key"])
     series = pd.concat(frames, ignore_index=True)
     return counts(series), verdict.sort_worst_first(series)
+
+
+def one_per_kernel(cmp: pd.DataFrame) -> pd.DataFrame:
+    """cmp without the throughput rows of kernels that have a timing row (a rate is the same samples as
+    the latency, so one kernel is one series, not two)."""
+    if cmp.empty:
+        return cmp
+    kind = [metric_kind(m, u) for m, u in zip(cmp["metric"], cmp["unit"].fillna(""))]
+    kernel = list(zip(cmp["technique"], cmp["impl"], cmp["case_id"], cmp["protocol"].fillna("")))
+    timed = {k for k, t in zip(kernel, kind) if t == TIMING}
+    keep = [not (t == THROUGHPUT and k in timed) for k, t in zip(kernel, kind)]
+    return cmp[keep].reset_index(drop=True)
 
 
 @st.cache_data(ttl=data.TTL, show_spinner=False)

@@ -13,7 +13,8 @@ from db.escape import plotly_text
 STATUS_COLORS = {"failed correctness": "#450a0a", "errored": "#7f1d1d", "regressed": "#dc2626",
                  "improved": "#16a34a", "regressed (host timer, not gated)": "#fca5a5",
                  "improved (host timer, not gated)": "#86efac", "stable": "#94a3b8", "expected failure": "#93c5fd",
-                 "insufficient data": "#e2e8f0", "missing baseline": "#cbd5e1"}
+                 "insufficient data": "#e2e8f0", "missing baseline": "#cbd5e1",
+                 "first run on this GPU": "#e0e7ff", "first run on this machine": "#e0e7ff"}
 # Okabe-Ito's colour-blind-safe eight, then Plotly's D3 eight: the first colours are far apart in hue
 # (Streamlit's own theme starts with two blues).
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442",

@@ -29,8 +29,9 @@ PARAMS = {
     "runs": ("tier", "hw"),
     "numerics": ("sweep_run", "metric", "scheme", "exp_run", "sampling"),
     "retrieval": ("needle_run", "mqar_run", "metric", "strength", "mqar_metric", "density"),
-    "claims": ("status", "measured_by", "section"),
+    "claims": ("gpu", "status", "measured_by", "section"),
     "cost-model": ("prompt", "generated", "attended"),
+    "hardware": ("gpu_a", "gpu_b", "commit"),
 }
 
 

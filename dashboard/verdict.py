@@ -14,7 +14,10 @@ from db.verdict.pairing import pair
 
 ORDER = list(STATUSES)
 # What a page counts: the statuses, with a host-timer change that does not gate in a column of its own.
-LABELS = ORDER[:4] + [f"{s} (host timer, not gated)" for s in ("regressed", "improved")] + ORDER[4:]
+# A series of hardware whose first run of the tier this is: no baseline exists yet, which is not a gap.
+FIRST_RUN = {True: "first run on this GPU", False: "first run on this machine"}
+LABELS = (ORDER[:4] + [f"{s} (host timer, not gated)" for s in ("regressed", "improved")] + ORDER[4:]
+          + list(FIRST_RUN.values()))
 KEY = ["technique", "impl", "case_id", "metric", "protocol"]
 WHEN = ["run_id", "started_at", "git_commit", "impl_hash"]  # each side's run, and the kernel version it ran
 COLUMNS = KEY + ["unit", "direction", "status", "label", "gated", "new_failure", "baseline", "candidate",

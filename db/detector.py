@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import t as student_t
 
 MIN_REL = 0.03  # the detector never reports a change under 3%
 TARGET_STEP = 0.05  # the change a series must be able to show within 2 nights
@@ -47,11 +48,21 @@ class DetectorSettings:
     # a too-noisy reference (the floor applies) alarms only as rarely by chance as confirm nights beyond
     # a reference of this many: on a shorter one its new level must hold more nights (nights_needed)
     noisy_ref: int = 30
+    # A short reference (min_short to min_ref - 1 nights: a new series, a new database, a software change)
+    # is awake too: its new level must lie beyond every reference night and each of its nights beyond the
+    # reference median by a Student-t prediction bound (short_q one-sided, m - 1 df) and at least short_min_rel.
+    min_short: int = 5
+    short_q: float = 0.995
+    short_min_rel: float = 0.10
+    # A step the rules missed on its nights is found later: the nights since some night k (at least
+    # late_min of them) all beyond every night of the reference before k but one outlying night, by the
+    # size rule (by chance: at most (1 + c) / C(m + c, c), 0.7 % at m = 5, c = 8, before the size rule).
+    late_min: int = 8
 
     @property
     def min_nights(self) -> int:
         """Nights a series needs before its first alert is possible."""
-        return self.min_ref + self.confirm
+        return self.min_short + self.confirm
 
 
 @dataclass
@@ -84,10 +95,58 @@ def nights_needed(m: int, s: DetectorSettings) -> int:
     return c
 
 
+def _short_rule(logs: np.ndarray, base: int, n: int, s: DetectorSettings) -> Change | None:
+    """A new level of confirm nights against a short reference (min_short to min_ref - 1 nights): every
+    new night beyond every reference night and beyond the reference median by the t prediction bound."""
+    k = n - s.confirm + 1
+    m = k - base
+    if not s.min_short <= m < s.min_ref:
+        return None
+    a, ref = logs[k:n + 1], logs[base:k]
+    sd = float(np.std(ref, ddof=1))
+    bound = max(math.log1p(s.short_min_rel), float(student_t.ppf(s.short_q, m - 1)) * sd * math.sqrt(1 + 1 / m))
+    mid = float(np.median(ref))
+    if not ((a.min() > ref.max() and a.min() - mid >= bound) or (a.max() < ref.min() and mid - a.max() >= bound)):
+        return None
+    if _floor(ref, s):  # a too-noisy short reference waits for min_ref nights and the noisy floor's rules
+        return None
+    before, after = math.exp(mid), math.exp(float(np.median(a)))
+    return Change(k, before, after, after / before - 1.0)
+
+
+def _beyond(a: np.ndarray, ref: np.ndarray) -> bool:
+    """Every night of a above every night of ref but one outlying night on either side (one night of
+    the new level back at the old one, or one reference night as high as the new level)."""
+    return bool(np.sort(a)[1] > ref.max() or a.min() > np.sort(ref)[-2])
+
+
+def late_rule(logs: np.ndarray, base: int, n: int, s: DetectorSettings) -> Change | None:
+    """A level that began at some night k (at least late_min nights before n + 1, after min_short
+    reference nights) and that the nightly rules missed: every night since k beyond every night of
+    [base, k) but one (_beyond), by the size rule on that reference. The earliest such k."""
+    for k in range(base + s.min_short, n - s.late_min + 2):
+        a, ref = logs[k:n + 1], logs[base:k]
+        mid = float(np.median(ref[-s.window:]))
+        shift = float(np.median(a)) - mid
+        thr = max(_threshold(ref[-s.window:], s), math.log1p(TARGET_STEP) if len(ref) < s.min_ref else 0.0)
+        if len(ref) >= 2 and ((_beyond(a, ref) and shift >= thr) or (_beyond(-a, -ref) and -shift >= thr)):
+            hist = ref[-s.history:]
+            floor = _floor(hist, s)
+            near = a.min() - mid if shift > 0 else mid - a.max()
+            if floor and (len(a) < nights_needed(len(hist), s) or near < floor):
+                continue  # a too-noisy reference: as the nightly rule, every night clears the floor, enough nights
+            before, after = math.exp(mid), math.exp(float(np.median(a)))
+            return Change(k, before, after, after / before - 1.0)
+    return None
+
+
 def night_rule(logs: np.ndarray, base: int, n: int, s: DetectorSettings) -> Change | None:
     """The rule at night n: logs (float64, log of positive values) of nights 0..n at least; the reference
     starts at night `base`. Returns the change starting at n - c + 1 (c = confirm nights of a new level;
-    on a too-noisy reference, at least nights_needed), or None."""
+    on a too-noisy reference, at least nights_needed), or None; on a short reference, _short_rule."""
+    short = _short_rule(logs, base, n, s)
+    if short is not None:
+        return short
     for c in range(s.confirm, nights_needed(s.min_ref, s) + 1):
         k = n - c + 1
         if k - base < s.min_ref:
@@ -120,7 +179,7 @@ def online_changes(values: list[float], s: DetectorSettings = DetectorSettings()
     logs = np.log(x)
     base, out = 0, []
     for n in range(len(x)):
-        c = night_rule(logs, base, n, s)
+        c = night_rule(logs, base, n, s) or late_rule(logs, base, n, s)
         if c is not None:
             base = c.index
             if n >= start:

@@ -7,12 +7,12 @@ from sqlalchemy import exc as sa_exc
 
 from db.engine import NoDatabase
 from db.urls import scrub
-from db.validate import ResultFileError
+from db.validate import ResultFileError, shorten
 
 
 def _first_line(text: str) -> str:
     line = next((x.strip() for x in str(text).splitlines() if x.strip()), "")
-    return line.removeprefix("connection failed: ")
+    return shorten(line.removeprefix("connection failed: "))
 
 
 def user_error(exc: BaseException) -> str | None:
@@ -33,7 +33,8 @@ def user_error(exc: BaseException) -> str | None:
     if isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)):
         return f"{exc.filename}: {exc.strerror}" if exc.filename else _first_line(exc)
     if isinstance(exc, KeyError) and exc.args and isinstance(exc.args[0], str) and " " in exc.args[0]:
-        return exc.args[0]  # "unknown technique 'x'; known: ..." (a bare key is a bug, not a message)
+        return shorten(exc.args[0])  # "unknown technique 'x'; known: ..." (a bare key is a bug, not a message)
+
     return None
 
 

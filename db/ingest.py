@@ -17,9 +17,8 @@ from db.pytest_benchmark import is_pytest_benchmark, to_document
 from db.run_identity import content_hash, matches_stored
 from db.samples import pack
 from db.validate import ResultFileError, load_and_validate, parse_time, validate
-from runners.code_hash import registry_args, rekey_doc
-from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, key_of
-from runners.resultfile import UNREADABLE, read_text
+from suite.record import registry_args, rekey_doc
+from suite.record import HARDWARE_KEYS, SOFTWARE_KEYS, UNREADABLE, key_of, read_text
 
 
 @dataclass

@@ -109,3 +109,5 @@ class FleetJob(Base):
     finished_at: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True))
     run_id: Mapped[Optional[str]] = mapped_column(String(64))
     error: Mapped[Optional[str]] = mapped_column(Text)
+    # while running: the worker's lease, renewed as it runs; another worker takes the job only after it
+    lease_until: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True))

@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 
-from runners.resultfile import result_row
+from suite.record import result_row
 
 _SUMMARY = {"min": "min", "max": "max", "mean": "mean", "stddev": "stdev", "median": "median",
             "q1": "q1", "q3": "q3", "iqr": "iqr"}
@@ -65,8 +65,9 @@ def to_document(raw: dict, name: str = "pytest-benchmark") -> dict:
            "cpu": cpu.get("brand_raw") or mi.get("processor") or mi.get("machine"),
            "hostname": mi.get("node"), "os": f"{mi.get('system')} {mi.get('release')}".strip(),
            "machine_info": mi}
-    run = {"id": f"pytest-benchmark-{digest[:40]}", "started_at": raw.get("datetime") or ci.get("time"),
-           "finished_at": None, "tier": "pytest-benchmark", "reason": "import",
+    written = raw.get("datetime") or ci.get("time")  # a benchmark file is written whole, at the session's end
+    run = {"id": f"pytest-benchmark-{digest[:40]}", "started_at": written,
+           "finished_at": written, "tier": "pytest-benchmark", "reason": "import",
            "git": {"commit": _known(ci.get("id")), "branch": _known(ci.get("branch")), "dirty": ci.get("dirty")},
            "env": env, "config": {"commit_info": ci, "pytest_benchmark_version": raw.get("version"),
                                   "imported_from": str(name)}}

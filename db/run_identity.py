@@ -1,5 +1,5 @@
 """Whether a result file is a run already stored: its content hash, and a row-by-row check for a run stored
-under an older hash (before timed samples were kept at timer precision, runners.sample_precision)."""
+under an older hash (before timed samples were kept at timer precision, suite.sample_precision)."""
 from __future__ import annotations
 
 import hashlib
@@ -11,7 +11,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from db.models import Benchmark, Result, Run
-from runners.sample_precision import as_float32, is_timed
+from suite.sample_precision import as_float32, is_timed
 
 
 def _canonical_row(row: dict) -> dict:

@@ -7,10 +7,14 @@ import pandas as pd
 from sqlalchemy import func, select
 
 from db import queries
-from db.models import Result, Run
-from runners.resultfile import STATUSES
+from db.models import Benchmark, Result, Run
+from db.verdict import expected_failure
+from suite.record import STATUSES
 
-COUNT_COLUMNS = ["n_results", *STATUSES]
+# failed_correctness counts only the unexpected failures: a known-wrong implementation's failure
+# (expected_failure) and a probe point's (its error is the measurement) are counted apart
+EXPECTED, PROBE = "expected_failure", "probe_point"
+COUNT_COLUMNS = ["n_results", *STATUSES, EXPECTED, PROBE]
 
 
 def selection(config) -> str:
@@ -43,9 +47,31 @@ def run_table(url: Optional[str] = None) -> pd.DataFrame:
     by_status = (counts.pivot_table(index="run_id", columns="status", values="n", aggfunc="sum", fill_value=0)
                  .reindex(columns=list(STATUSES), fill_value=0))
     by_status["n_results"] = by_status.sum(axis=1)
+    why = _expected_failures(url)
+    for col in (EXPECTED, PROBE):
+        by_status[col] = why.get(col, pd.Series(dtype=int)).reindex(by_status.index, fill_value=0)
+    by_status["failed_correctness"] -= by_status[EXPECTED] + by_status[PROBE]
     out = runs.merge(ends, on="run_id", how="left").merge(by_status, left_on="run_id", right_index=True, how="left")
     out[COUNT_COLUMNS] = out[COUNT_COLUMNS].fillna(0).astype(int)
     start = pd.to_datetime(out["started_at"], utc=True)
     end = pd.to_datetime(out["finished_at"], utc=True)
     out["minutes"] = (end - start).dt.total_seconds() / 60.0
     return out[cols]
+
+
+def _expected_failures(url: Optional[str]) -> pd.DataFrame:
+    """Per run, its failed_correctness rows that are expected: columns expected_failure (a known-wrong
+    implementation) and probe_point (db.verdict.expected_failure says which), indexed by run_id."""
+    stmt = (select(Result.run_id, Result.stats, Benchmark.technique, Benchmark.impl, Benchmark.case_id)
+            .join(Benchmark, Result.benchmark_id == Benchmark.id).where(Result.status == "failed_correctness"))
+    rows = queries._frame(url, stmt, ["run_id", "stats", "technique", "impl", "case"])
+    if rows.empty:
+        return pd.DataFrame(columns=[EXPECTED, PROBE])
+    kinds = []
+    for r in rows.to_dict("records"):
+        r["stats"] = queries._json(r["stats"]) or {}
+        why = expected_failure(r)
+        kinds.append("" if not why else PROBE if why.startswith("probe point") else EXPECTED)
+    rows["kind"] = kinds
+    rows = rows[rows["kind"] != ""]
+    return rows.pivot_table(index="run_id", columns="kind", values="case", aggfunc="count", fill_value=0)

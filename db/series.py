@@ -12,8 +12,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from db.models import Benchmark, Environment, Result, Run
-from runners.code_hash import HASH_SCHEME
-from runners.resultfile import result_row
+from suite.record import HASH_SCHEME, result_row
 
 
 @dataclass(frozen=True, order=True)

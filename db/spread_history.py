@@ -25,9 +25,9 @@ from db.verdict import counts_of, host_timer, metric_kind, prepare
 from db.verdict.rules import FRACTION, THROUGHPUT, TIMING
 from db.queries import read_engine, tables
 from db.verdict.spread import Entry, SpreadTable, committed, key_of, siblings
-from runners.code_hash import registry_args, rekey_doc
-from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS
-from runners.env import key_of as env_key
+from suite.record import registry_args, rekey_doc
+from suite.record import HARDWARE_KEYS, SOFTWARE_KEYS
+from suite.record import key_of as env_key
 
 
 def _positive(x) -> Optional[float]:

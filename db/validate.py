@@ -1,4 +1,4 @@
-"""Validation of result files against the writer's schema (runners/result_schema.json), with errors
+"""Validation of result files against the writer's schema (suite/result_schema.json), with errors
 that name the field."""
 from __future__ import annotations
 
@@ -11,11 +11,23 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
-from runners.resultfile import SCHEMA_PATH, read_text
+from suite.record import SCHEMA_PATH, read_text
 
 
 class ResultFileError(ValueError):
     """A result file that cannot be ingested; the message names the file and the field."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(shorten(message))
+
+
+_LONG = re.compile(r"\S{121,}")
+
+
+def shorten(text: str) -> str:
+    """text with every run of more than 120 non-blank characters cut to its first 60 (a hostile name
+    or value quoted in a message stays one readable line)."""
+    return _LONG.sub(lambda m: f"{m.group()[:60]}... ({len(m.group())} characters)", text)
 
 
 @lru_cache(maxsize=1)
@@ -149,6 +161,10 @@ def check_values(doc: dict, name: str = "document") -> None:
     for path, x in _walk(doc, []):
         why = _bad_value(x)
         if why:
+            if why.endswith("(write null for a missing value)") and path[0] == "results" and path[-1] == "value":
+                # a row's value may be null only when its status says why there is none
+                why = why.replace("(write null for a missing value)",
+                                  "(write null with a status other than ok: error, failed_correctness or skipped)")
             raise ResultFileError(f"{name}: field {_path(path)}: {why}")
     run_id = doc["run"]["id"]
     if not RUN_ID.fullmatch(run_id):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from runners.env import fingerprint
 from runners.resultfile import ResultFile, new_run
-from runners.sandbox import job_env
+from runners.sandbox import isolated, job_env
 from runners.tree_run import IMPORT_FAILED, git_of, selection
 from runners.trees import read_info
 
@@ -32,7 +32,7 @@ def run_in_tree(tree: Path, spec: dict, env_extra: dict | None = None) -> subpro
     env = job_env(PYTHONPATH=str(tree), PYTHONUNBUFFERED="1", **(env_extra or {}))
     if spec["device"] == "cpu":
         env["TRITON_INTERPRET"] = "1"
-    return subprocess.run([sys.executable, "-m", "runners.tree_run", json.dumps(spec)], cwd=tree, env=env,
+    return subprocess.run(isolated([sys.executable, "-m", "runners.tree_run", json.dumps(spec)]), cwd=tree, env=env,
                           stdout=sys.stderr, stderr=subprocess.PIPE, text=True)
 
 

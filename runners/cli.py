@@ -122,9 +122,36 @@ def run_and_report(opts: RunOptions, out: Optional[str], repeat: int = 1,
             rf = run_with_progress(opts, path)
         except KeyError as exc:
             raise typer.BadParameter(str(exc.args[0]))
+        except (KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C, or SIGTERM (run_with_progress)
+            keep_partial(path, store)
+            raise typer.Exit(exc.code if isinstance(exc, SystemExit) and isinstance(exc.code, int) else 130)
         stored_in = store(path, rf.doc) if store else None
         failed |= report(rf, path, time.monotonic() - t0, stored_in)
     return failed and repeat == 1
+
+
+def keep_partial(path: str, store: Optional[Callable[[str, dict], str]]) -> None:
+    """After an interrupted run: say where its finished jobs are and store them as an incomplete run."""
+    from runners.resultfile import load
+
+    try:
+        doc = load(path)
+    except (OSError, ValueError):
+        console.print(f"interrupted before the result file {path} was written: nothing kept", markup=False, soft_wrap=True)
+        return
+    n = len(doc.get("results") or [])
+    if n == 0:
+        console.print(f"interrupted before any job finished: {path} holds the run without results; nothing "
+                      "stored", markup=False, soft_wrap=True)
+        return
+    kept = f"interrupted: the {n} results of the jobs that finished are in {path}"
+    if store is not None:
+        try:
+            console.print(f"{kept}, stored as an incomplete run in {store(path, doc)}", markup=False, soft_wrap=True)
+            return
+        except Exception as exc:  # the database is away: the file is the record
+            kept += f" (not stored: {type(exc).__name__})"
+    console.print(f"{kept}; `kwatch ingest {path}` stores them as an incomplete run", markup=False, soft_wrap=True)
 
 
 def numbered(path: str, i: int) -> str:

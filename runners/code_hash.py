@@ -4,13 +4,11 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.util
-import json
 from functools import lru_cache
 from pathlib import Path
 
-# Written into a run's config by the writers of this hash; a run without it predates the args and is
-# re-keyed at ingest (rekey_doc), so its rows and newer ones of the same code carry one hash.
-HASH_SCHEME = "closure+args/1"
+# The hash scheme's pure parts (with_args, rekey_doc, registry_args) live in the result record, which db reads too.
+from suite.record import HASH_SCHEME, registry_args, rekey_doc, with_args  # noqa: F401
 
 
 @lru_cache(maxsize=None)
@@ -66,42 +64,6 @@ def impl_hash(tech, impl) -> str:
 def closure_hash(module: str) -> str:
     """sha256 (16 hex) of the source files in the import closure of a suite module."""
     return _digest(import_closure(module))
-
-
-def with_args(closure_hash: str, args: dict) -> str:
-    """The hash of an implementation from its closure hash and its args (no args: the closure hash)."""
-    if not args:
-        return closure_hash
-    canonical = json.dumps(args, sort_keys=True, separators=(",", ":"), default=repr)
-    return hashlib.sha256(f"{closure_hash}\0{canonical}".encode()).hexdigest()[:16]
-
-
-def rekey_doc(doc: dict, args_of) -> dict:
-    """A result document written before HASH_SCHEME with each row's impl_hash as it would be written now:
-    with_args(stored hash, args) where `args_of(technique, impl)` names the implementation's args
-    (None when it has none or is unknown). Documents already of HASH_SCHEME come back unchanged."""
-    if doc["run"].get("config", {}).get("impl_hash") == HASH_SCHEME:
-        return doc
-    rows, memo = [], {}
-    for r in doc["results"]:
-        key = (r["technique"], r["impl"])
-        if r.get("impl_hash") and key not in memo:
-            memo[key] = args_of(*key)
-        args = memo.get(key) if r.get("impl_hash") else None
-        rows.append({**r, "impl_hash": with_args(r["impl_hash"], args)} if args else r)
-    return {**doc, "results": rows}
-
-
-def registry_args(technique: str, impl: str) -> dict | None:
-    """The args of an implementation in today's registry (None for unknown techniques and impls)."""
-    from suite.registry import get  # lazily: a technique folder imports torch
-
-    try:
-        tech = get(technique)
-    except Exception:  # unknown, or a folder that no longer imports: nothing to re-key by
-        return None
-    found = next((i for i in tech.impls if i.name == impl), None)
-    return dict(found.args) if found and found.args else None
 
 
 def module_hash(module: str) -> str:

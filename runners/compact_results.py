@@ -3,7 +3,7 @@
     python3 -m runners.compact_results results/            # rewrite in place, report bytes saved
     python3 -m runners.compact_results --check results/    # exit 1 if any file would change
 
-Each file is read, compacted row by row (runners.sample_precision), and written back atomically only if
+Each file is read, compacted row by row (suite.sample_precision), and written back atomically only if
 every row is the same apart from its samples, and every sample holds the same float32 as before.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from runners.resultfile import UNREADABLE, encode, load
-from runners.sample_precision import compact_row, same_at_timer_precision
+from suite.sample_precision import compact_row, same_at_timer_precision
 
 
 def result_files(paths: list[str]) -> list[Path]:

@@ -43,6 +43,34 @@ class ReferenceCache:
         return self._refs[key]
 
 
+def judge(tech, impl, out, ref, lowp_err: float | None, label: str) -> tuple[bool, float, float, str | None]:
+    """One output against its reference under impl's accuracy class: (ok, error, tolerance, message).
+    lowp_err: the class's low-precision error on these inputs (None for an elementwise class)."""
+    import torch
+
+    tol = tech.tolerances[impl.accuracy]
+    if out.shape != ref.shape:  # an implementation may hand back its own tensor (Tensor.set_)
+        return False, float("inf"), 0.0, f"{label}: output shape {tuple(out.shape)} != expected {tuple(ref.shape)}"
+    if tol.atol is not None:
+        got, want = out.double(), ref.double()
+        if torch.isnan(got).any() and not torch.isnan(want).any():
+            n = int(torch.isnan(got).sum())
+            return False, float("inf"), tol.atol, f"{label}: {n} of {out.numel()} outputs NaN (unwritten or invalid)"
+        err = float((got - want).abs().max()) if got.numel() else 0.0
+        if not torch.allclose(got, want, atol=tol.atol, rtol=tol.rtol, equal_nan=True):
+            return False, err, tol.atol, f"{label}: max abs error {err:.3g} outside atol={tol.atol:g}, rtol={tol.rtol:g}"
+        return True, err, tol.atol, None
+    err = rel_err(out, ref)
+    bound = tol.k * lowp_err + tol.floor
+    if torch.isnan(out).any():
+        n = int(torch.isnan(out).sum())
+        return False, err, bound, f"{label}: {n} of {out.numel()} outputs NaN (unwritten or invalid)"
+    if not err <= bound:
+        return False, err, bound, (f"{label}: rel_err {err:.3e} > tolerance {bound:.3e} "
+                                   f"({tol.k:g} x {impl.accuracy} low-precision error {lowp_err:.3e})")
+    return True, err, bound, None
+
+
 def check(tech, impl, case, fn, device: str, seeds: list[int], cache: ReferenceCache) -> Verdict:
     """Run fn on fresh inputs per seed into a NaN-poisoned buffer and judge it against the oracle."""
     import torch  # lazily: importing the runner does not start torch
@@ -50,64 +78,26 @@ def check(tech, impl, case, fn, device: str, seeds: list[int], cache: ReferenceC
     make_inputs, reference = resolve(tech.make_inputs), resolve(tech.reference)
     empty_output = resolve(tech.empty_output)
     tol = tech.tolerances[impl.accuracy]
-    if tol.atol is not None:
-        return _check_elementwise(tech, case, fn, device, seeds, cache, tol)
-    lowp = resolve(tol.lowp)
-    v = Verdict(ok=True)
+    elementwise = tol.atol is not None
+    v = Verdict(ok=True, tolerance=tol.atol if elementwise else 0.0)
     for seed in seeds:
         ref = cache.get((tech.name, case.id, seed, "ref"),
                         lambda: reference(**make_inputs(case.params, seed, device)))
-        lowp_err = cache.get((tech.name, case.id, seed, impl.accuracy),
-                             lambda: rel_err(lowp(**make_inputs(case.params, seed, device)), ref))
-        inputs = make_inputs(case.params, seed, device)
+        lowp_err = None if elementwise else cache.get(
+            (tech.name, case.id, seed, impl.accuracy),
+            lambda: rel_err(resolve(tol.lowp)(**make_inputs(case.params, seed, device)), ref))
         out = empty_output(case.params, device)
-        out.fill_(float("nan"))
-        fn(out, **inputs)
-        if device == "cuda":
-            torch.cuda.synchronize()
-        err = rel_err(out, ref)
-        bound = tol.k * lowp_err + tol.floor
-        v.errors.append(err)
-        v.lowp_errors.append(lowp_err)
-        v.tolerance = max(v.tolerance, bound)
-        if torch.isnan(out).any():
-            n = int(torch.isnan(out).sum())
-            v.ok, v.message = False, f"seed {seed}: {n} of {out.numel()} outputs NaN (unwritten or invalid)"
-            break
-        if not err <= bound:
-            v.ok = False
-            v.message = (f"seed {seed}: rel_err {err:.3e} > tolerance {bound:.3e} "
-                         f"({tol.k:g} x {impl.accuracy} low-precision error {lowp_err:.3e})")
-            break
-    return v
-
-
-def _check_elementwise(tech, case, fn, device: str, seeds: list[int], cache: ReferenceCache, tol) -> Verdict:
-    """As check, under the elementwise rule of tol (atol, rtol); the error is max |out - ref|."""
-    import torch
-
-    make_inputs, reference = resolve(tech.make_inputs), resolve(tech.reference)
-    v = Verdict(ok=True, tolerance=tol.atol)
-    for seed in seeds:
-        ref = cache.get((tech.name, case.id, seed, "ref"),
-                        lambda: reference(**make_inputs(case.params, seed, device)))
-        out = resolve(tech.empty_output)(case.params, device)
         out.fill_(float("nan"))
         fn(out, **make_inputs(case.params, seed, device))
         if device == "cuda":
             torch.cuda.synchronize()
-        if out.shape != ref.shape:  # an implementation may hand back its own tensor (Tensor.set_)
-            v.ok, v.message = False, f"seed {seed}: output shape {tuple(out.shape)} != expected {tuple(ref.shape)}"
-            break
-        got, want = out.double(), ref.double()
-        if torch.isnan(got).any() and not torch.isnan(want).any():
-            n = int(torch.isnan(got).sum())
-            v.ok, v.message = False, f"seed {seed}: {n} of {out.numel()} outputs NaN (unwritten or invalid)"
-            break
-        err = float((got - want).abs().max()) if got.numel() else 0.0
-        v.errors.append(err)
-        if not torch.allclose(got, want, atol=tol.atol, rtol=tol.rtol, equal_nan=True):
-            v.ok = False
-            v.message = f"seed {seed}: max abs error {err:.3g} outside atol={tol.atol:g}, rtol={tol.rtol:g}"
+        ok, err, bound, msg = judge(tech, impl, out, ref, lowp_err, f"seed {seed}")
+        if not elementwise:
+            v.lowp_errors.append(lowp_err)
+            v.tolerance = max(v.tolerance, bound)
+        if err != float("inf") or not elementwise:
+            v.errors.append(err)
+        if not ok:
+            v.ok, v.message = False, msg
             break
     return v

@@ -1,13 +1,13 @@
 """Environment fingerprint: hardware, software and git state of the machine running a job."""
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import platform
 import shutil
 import subprocess
 import sys
+
+from suite.record import HARDWARE_KEYS, SOFTWARE_KEYS, key_of  # noqa: F401 (series-key fields, for the runner)
 
 
 def _cmd(args: list[str], cwd: str | None = None) -> str | None:
@@ -98,14 +98,6 @@ def fingerprint(device: str = "auto") -> dict:
     return env
 
 
-HARDWARE_KEYS = ("device", "gpu_name", "compute_capability", "sm_count", "cpu")
-SOFTWARE_KEYS = ("driver", "cuda", "torch", "triton", "python")
-
-
-def key_of(env: dict, keys: tuple[str, ...]) -> str:
-    """A short stable hash of the named fields: the hardware or software part of a series key."""
-    blob = json.dumps({k: env.get(k) for k in keys}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def python_executable() -> str:

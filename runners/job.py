@@ -10,6 +10,9 @@ import zlib
 from runners.code_hash import impl_hash
 from runners.correctness import ReferenceCache, check
 from runners.env import sm_clock_mhz
+from runners.guard import BoundaryViolation, verify
+from runners.guard_audit import Audit
+from runners.guard_floor import floor_violation, upper_copy_gbps
 from runners.placements import operand_bytes, placed_copies
 from runners.resultfile import result_row
 from runners.timing import Protocol, measure
@@ -83,7 +86,11 @@ def run_job(tech, impl, case, device: str, seed0: int, proto: Protocol, cache: R
     for _, t in tuners:
         t.best_config = None
     t_check = time.perf_counter()
-    verdict = check(tech, impl, case, fn, device, seeds, cache)
+    try:
+        verdict = check(tech, impl, case, fn, device, seeds, cache)
+        verify()  # the code under test was imported and ran: is the harness still the harness?
+    except BoundaryViolation as exc:
+        return rows_with_status(tech, impl, case, ihash, "failed_correctness", refusal(exc))
     err_metric = next((m for m in tech.metrics if m.name in ERROR_METRICS), None)
     rows: list[dict] = []
     # check_s: the correctness check's wall time, first-call compiles and autotuning and the oracle
@@ -114,7 +121,17 @@ def run_job(tech, impl, case, device: str, seed0: int, proto: Protocol, cache: R
     calls = [lambda i=i, o=o: fn(o, **i) for i, o, _ in copies]
     clock_before = sm_clock_mhz() if device == "cuda" else None
     t0 = time.perf_counter()
-    samples, stats = measure(calls, device, proto, graph=impl.graph)
+    audit = Audit(tech, impl, case, device, seed0, cache, copies[0][0], copies[0][1])
+    try:
+        samples, stats = measure(calls, device, proto, graph=impl.graph, audit=audit)
+        floor = floor_violation(tech, case, stats["median"], device, proto)
+        if floor:
+            raise BoundaryViolation(floor)
+    except BoundaryViolation as exc:  # the check's error row stays (its value), refused like the rest
+        for r in rows:
+            r.update(status="failed_correctness", error=refusal(exc))
+        return rows + [dict(r, stats=dict(common_stats)) for r in rows_with_status(
+            tech, impl, case, ihash, "failed_correctness", refusal(exc)) if r["metric"] not in ERROR_METRICS]
     stats.update(sm_clock_before_mhz=clock_before,
                  sm_clock_after_mhz=sm_clock_mhz() if device == "cuda" else None,
                  wall_s=round(time.perf_counter() - t0, 3),
@@ -138,14 +155,25 @@ def run_job(tech, impl, case, device: str, seed0: int, proto: Protocol, cache: R
     return rows
 
 
+def refusal(exc: BaseException) -> str:
+    """The one-line message of a row the measuring boundary refused."""
+    return f"refused by the measuring boundary: {exc}"
+
+
 def _ceiling_row(tech, impl, case, ihash, samples, stats, device) -> dict:
-    """The call's bandwidth (tech.bytes per median time) as a share of the ceiling measured now."""
+    """The call's bandwidth (tech.bytes per median time) as a share of the ceiling measured now; stats
+    also hold the share of the copy ceiling's upper bound (the datasheet figure where known), and
+    `impossible` when the rate is above that bound."""
     ceiling = resolve(tech.ceiling)(device)  # GB/s
     gb = tech.bytes(case.params) / 1e9
+    gbps = gb / (stats["median"] * 1e-3)
+    upper, source = upper_copy_gbps(ceiling, device)
+    extra = {"ceiling_gbps": ceiling, "ceiling_source": tech.ceiling, "gbps": gbps,
+             "ceiling_upper_gbps": upper, "ceiling_upper_source": source, "share_of_upper": gbps / upper}
+    if gbps > upper:
+        extra["impossible"] = f"{gbps:.4g} GB/s is {gbps / upper:.0%} of the copy ceiling's upper bound ({source})"
     r = base_row(tech, impl, case, CEILING_SHARE, ihash)
-    r.update(value=gb / (stats["median"] * 1e-3) / ceiling, samples=[gb / (s * 1e-3) / ceiling for s in samples],
-             stats={**stats, "ceiling_gbps": ceiling, "ceiling_source": tech.ceiling,
-                    "gbps": gb / (stats["median"] * 1e-3)})
+    r.update(value=gbps / ceiling, samples=[gb / (s * 1e-3) / ceiling for s in samples], stats={**stats, **extra})
     return r
 
 

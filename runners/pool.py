@@ -10,7 +10,7 @@ import threading
 import time
 from pathlib import Path
 
-from runners.sandbox import default_memory_limit, job_env, over_limit
+from runners.sandbox import default_memory_limit, isolated, job_env, over_limit
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,13 +20,13 @@ class Worker:
 
     def __init__(self, interpret_triton: bool, memory_limit: int | None = None, root: Path = ROOT) -> None:
         """root: the source tree whose suite/ the worker imports (an exported past commit for A/B runs)."""
-        # the code under test sees no database URL and no tokens (runners.sandbox.job_env)
+        # the code under test sees no database URL and no tokens, nor this process (runners.sandbox)
         env = job_env(PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
                       PYTHONUNBUFFERED="1")
         if interpret_triton:
             env["TRITON_INTERPRET"] = "1"
         self.memory_limit = memory_limit or default_memory_limit()
-        self.proc = subprocess.Popen([sys.executable, "-m", "runners.worker"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen(isolated([sys.executable, "-m", "runners.worker"]), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                      env=env, cwd=str(root))
         self._lines: queue.Queue = queue.Queue()

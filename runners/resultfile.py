@@ -11,29 +11,9 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
-from runners.code_hash import HASH_SCHEME
-from runners.sample_precision import compact_row
-
-SCHEMA = 1
-SCHEMA_PATH = Path(__file__).with_name("result_schema.json")  # the JSON schema of this file
-STATUSES = ("ok", "failed_correctness", "error", "skipped")
-
-
-def result_row(technique: str, impl: str, case: str, metric: str, unit: str, direction: str, *,
-               value: float | None = None, samples=(), stats: dict | None = None, status: str = "ok",
-               error: str | None = None, params: dict | None = None, impl_version: int | None = None,
-               impl_hash: str | None = None, **extra) -> dict:
-    """One result row with every field result_schema.json requires; `extra` fields (e.g. the counts
-    behind a quality metric) are kept as given."""
-    if status not in STATUSES:
-        raise ValueError(f"status {status!r} is not one of {STATUSES}")
-    if direction not in ("lower", "higher"):
-        raise ValueError(f"direction {direction!r} is not 'lower' or 'higher'")
-    return {"technique": technique, "impl": impl, "impl_version": impl_version, "impl_hash": impl_hash,
-            "case": case, "params": dict(params or {}), "metric": metric, "unit": unit,
-            "direction": direction, "value": value, "samples": list(samples), "stats": dict(stats or {}),
-            "status": status, "error": error, **extra}
-
+# The record itself (schema, row constructor, statuses, readers) is suite.record; names re-exported for writers.
+from suite.record import HASH_SCHEME, SCHEMA, SCHEMA_PATH, STATUSES, UNREADABLE, load, read_text, result_row  # noqa: F401
+from suite.sample_precision import compact_row
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -134,21 +114,3 @@ def finite(obj):
     if isinstance(obj, (list, tuple)):
         return [finite(v) for v in obj]
     return obj
-
-
-# what reading a result file can raise: missing/unreadable, truncated or corrupt gzip, bytes that are not
-# UTF-8 (a compressed file without .gz), and malformed JSON (json.JSONDecodeError is a ValueError)
-UNREADABLE = (OSError, EOFError, ValueError)
-
-
-def read_text(path: str | os.PathLike) -> str:
-    """The text of a result file; a name ending in .gz is read through gzip (raises OSError)."""
-    data = Path(path).read_bytes()
-    if str(path).endswith(".gz"):
-        data = gzip.decompress(data)
-    return data.decode()
-
-
-def load(path: str | os.PathLike) -> dict:
-    """Read a result file, plain or gzip-compressed (no validation; db.validate does that)."""
-    return json.loads(read_text(path))

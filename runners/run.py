@@ -11,6 +11,7 @@ from runners.env import fingerprint, git_state
 from runners.job import rows_with_status, technique_of
 from runners.pool import ROOT, Worker, WorkerFailure
 from runners.resultfile import ResultFile, new_run
+from runners.sandbox import namespaced
 from runners.timing import Protocol
 from suite.registry import get, techniques
 
@@ -110,7 +111,9 @@ def execute(opts: RunOptions, out_path=None, on_result=None, progress=None, work
     jobs = plan(opts)  # before the result file: a bad selection leaves no file behind
     config = {"techniques": opts.techniques, "impls": opts.impls, "cases": opts.cases,
               "device": device, "seed": seed, "timeout_s": opts.timeout_s,
-              "protocol": asdict(opts.protocol)}
+              "protocol": asdict(opts.protocol),
+              # whether code under test ran in namespaces of its own (runners.sandbox; a host may refuse them)
+              "sandbox": {"namespaces": namespaced()}}
     run = new_run(opts.tier, opts.reason, git_state(str(ROOT)), env, config)
     run["ceilings"] = machine.measure(device) if opts.ceilings else None
     rf = ResultFile(out_path, run)

@@ -1,18 +1,27 @@
-"""What code under test gets: a minimal environment (no database URL, no tokens) and a memory limit.
+"""What code under test gets: a minimal environment (no database URL, no tokens), namespaces of its
+own, and a memory limit.
 
 A job's process sees only the variables a kernel needs (PATH, locale, home and cache directories,
 device selection, CUDA/Triton/PyTorch settings) and those an operator names in KWATCH_JOB_ENV, and
-never one whose name says it holds a secret.
+never one whose name says it holds a secret. Where the host allows unprivileged user namespaces, it
+runs in a user, PID and mount namespace with a /proc of its own, locked by a second user namespace
+(it cannot be unmounted to uncover the host's), so it sees no other process: not its parent, not the
+shell or CI agent above it. Before starting it the parent hides its own secrets
+(runners.hide_secrets). $KWATCH_NAMESPACES=0 turns the namespaces off.
 Its resident memory is watched by the parent, which kills it above the limit.
 """
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import threading
 import time
+from functools import lru_cache
 from pathlib import Path
+
+from runners.hide_secrets import hide_own_secrets
 
 KEEP = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP", "SHELL",
         "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "CC", "CXX", "VIRTUAL_ENV", "PYTHONHASHSEED",
@@ -33,6 +42,35 @@ def job_env(parent: dict[str, str] | None = None, **extra: str) -> dict[str, str
            if (k in KEEP or k in named or k.startswith(KEEP_PREFIXES)) and not SECRET.search(k)}
     env.update(extra)
     return env
+
+
+@lru_cache(maxsize=1)
+def _namespace_prefix() -> tuple[str, ...]:
+    """The `unshare` command line that isolates a command here, or () where the host refuses it."""
+    exe = shutil.which("unshare")
+    if os.environ.get("KWATCH_NAMESPACES", "1") == "0" or exe is None:
+        return ()
+    prefix = (exe, "--user", "--map-root-user", "--pid", "--fork", "--kill-child", "--mount-proc",
+              exe, "--user", "--mount", "--map-root-user")  # the inner user namespace locks that /proc
+    try:
+        # pid 1 of a namespace of its own, and its /proc cannot be unmounted
+        probe = subprocess.run([*prefix, "sh", "-c", 'test "$$" = 1 && ! umount /proc 2>/dev/null'],
+                               capture_output=True, timeout=20, env=job_env())
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    return prefix if probe.returncode == 0 else ()
+
+
+def isolated(cmd: list[str]) -> list[str]:
+    """cmd for code under test: in namespaces of its own where the host allows it (module docstring);
+    the parent's own secrets are hidden first."""
+    hide_own_secrets()
+    return [*_namespace_prefix(), *cmd]
+
+
+def namespaced() -> bool:
+    """Whether code under test runs in namespaces of its own on this host."""
+    return bool(_namespace_prefix())
 
 
 def default_memory_limit() -> int:
@@ -79,7 +117,7 @@ def run_limited(cmd: list[str], timeout_s: float, memory_limit: int, cwd: str | 
                 env: dict[str, str]) -> tuple[int | None, str, str, str | None]:
     """Run cmd to the end under a wall-time and a memory limit: (exit code or None, stdout, stderr,
     why it was stopped or None)."""
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(cwd),
+    with subprocess.Popen(isolated(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(cwd),
                           env=env) as proc:
         out: list[str] = []
         err: list[str] = []

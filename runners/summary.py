@@ -20,7 +20,10 @@ def job_outcomes(results: list[dict]) -> dict[tuple[str, str, str], dict]:
         if r["stats"].get("probe"):
             continue
         j = jobs.setdefault((r["technique"], r["impl"], r["case"]), {"kind": "ok", "error": None,
-                                                                       "latency_ms": None, "share": None})
+                                                                       "latency_ms": None, "share": None,
+                                                                       "impossible": None})
+        if r["stats"].get("impossible") and r["status"] == "ok":
+            j["impossible"] = j["impossible"] or r["stats"]["impossible"]
         kind = _KIND.get(r["status"], "err")
         if kind == "fail" and r["stats"].get("expected_failure"):
             kind = "xfail"
@@ -105,6 +108,11 @@ def summary_lines(doc: dict, seconds: float | None = None, paths: list[tuple[str
             msg = (j["error"] or "").strip().splitlines()
             what = "failed" if j["kind"] == "fail" else "error"
             lines += wrap(f"{what}: {msg[0] if msg else '(no message)'}", 6, "    ")
+    odd = [("/".join(k), j["impossible"]) for k, j in jobs.items() if j["impossible"]]
+    if odd:
+        lines += ["", f"{len(odd)} job(s) report a rate beyond the machine (IMPOSSIBLE: a measuring fault):"]
+        for name, why in odd:
+            lines += wrap(name, 4, "  ") + wrap(why, 6, "    ")
     if paths:
         lines.append("")
         for what, path in paths:
@@ -116,7 +124,9 @@ def full_table(results: list[dict]) -> str:
     """Every row of the run (probe points included), one line each, names in full."""
     cols = ("technique", "impl", "case", "metric", "status", "value", "ceiling", "error")
     rows = [[r["technique"], r["impl"], r["case"], r["metric"], r["status"],
-             "" if r["value"] is None else f"{r['value']:.4g}", share_text(r["stats"]),
+             "" if r["value"] is None else f"{r['value']:.4g}",
+             share_text(r["stats"]) + (" IMPOSSIBLE" if r["stats"].get("impossible")
+                                       and not (run_ceiling(r["stats"]) or {}).get("impossible") else ""),
              (r["error"] or "").strip().splitlines()[0] if r["error"] else ""] for r in results]
     widths = [max([len(c)] + [len(row[i]) for row in rows]) for i, c in enumerate(cols)]
     fmt = lambda row: "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip()

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import gc
 import math
-import time
 from dataclasses import dataclass
 from typing import Callable
 
+from runners import guard
 from runners.stats import summarize
+from suite.record import protocol_version  # noqa: F401 (the recorded name read back; kept here for callers)
 
 
 @dataclass(frozen=True)
@@ -58,26 +59,63 @@ class Protocol:
         return self.placements if device == "cuda" and operand_bytes <= self.placement_max_bytes else 1
 
 
-def protocol_version(name: str | None) -> int:
-    """The version of a protocol name from Protocol.name: "cuda-events+l2flush+graph/v3" -> 3; 0 if none."""
-    tail = (name or "").rpartition("/v")[2]
-    return int(tail) if tail.isdigit() else 0
-
-
-def _time_cpu(fn: Callable[[], None], proto: Protocol) -> list[float]:
+def _time_cpu(fn: Callable[[], None], proto: Protocol, audit=None) -> list[float]:
     for _ in range(proto.warmup_reps):
         fn()
+    clock, mono_ns = guard.clock, guard.mono_ns  # captured before any code under test was imported
     samples: list[float] = []
-    spent = 0.0
+    spent = mono = 0.0
     while len(samples) < proto.max_reps:
-        t0 = time.perf_counter()
+        m0 = mono_ns()
+        t0 = clock()
         fn()
-        dt = time.perf_counter() - t0
+        dt = clock() - t0
+        mono += (mono_ns() - m0) * 1e-9
         samples.append(dt * 1e3)
         spent += dt
+        if len(samples) % proto.batch == 0:
+            guard.verify(full=False)
         if _done(samples, spent, proto, min_time_s=0.0):
             break
+    guard.verify(full=False)
+    guard.cpu_clock_check(spent, mono, len(samples))
+    if audit is not None:
+        def one() -> float:
+            t0 = clock()
+            fn()
+            return (clock() - t0) * 1e3
+        _audit(audit, one)
     return samples
+
+
+def _audit(audit, timed_call: Callable[[], float]) -> None:
+    """Audit rounds after the timed samples (runners.guard_audit): refuse replay or stale outputs."""
+    from runners.guard_audit import CALLS, ROUNDS
+
+    why = None
+    for rnd in range(ROUNDS):
+        try:  # the fresh instances are the harness's memory, not the call's: no room for them is no fault
+            if rnd == 0 and not audit.ready():
+                return
+            audit.begin_round(rnd)
+        except (MemoryError, RuntimeError) as exc:  # torch.OutOfMemoryError is a RuntimeError
+            if not isinstance(exc, MemoryError) and "out of memory" not in str(exc):
+                raise
+            if why:  # an earlier round already looked like replay
+                break
+            audit.skipped = "no memory for fresh input instances"
+            return
+        for k in range(CALLS):
+            audit.prepare(k)
+            audit.keep(timed_call())
+            audit.keep_control(timed_call())
+        audit.judge()
+        why = audit.replayed()
+        if why is None:
+            break
+    guard.verify()
+    if why:
+        raise guard.BoundaryViolation(why)
 
 
 def extra_warmup_calls(first_call_s: float, proto: Protocol) -> int:
@@ -137,7 +175,8 @@ def _scratch_and_host_sync(fn: Callable[[], None]) -> tuple[int, bool]:
     return torch.cuda.max_memory_allocated() - held, syncs
 
 
-def _time_cuda(fns: list[Callable[[], None]], proto: Protocol, graph: bool | None) -> tuple[list[float], bool]:
+def _time_cuda(fns: list[Callable[[], None]], proto: Protocol, graph: bool | None,
+               audit=None) -> tuple[list[float], bool]:
     import torch
 
     fn = fns[0]
@@ -146,6 +185,7 @@ def _time_cuda(fns: list[Callable[[], None]], proto: Protocol, graph: bool | Non
     flush_buf = None
     if proto.flush_l2:
         flush_buf = _Flush(torch.zeros(2 * l2 // 4, dtype=torch.int32, device="cuda"), proto.flush_mode)
+    guard.l2_persisting_clear()  # a reservation the host started with is not the code's doing
     for _ in range(proto.warmup_reps):
         fn()
     scratch, syncs = _scratch_and_host_sync(fn)  # synchronizes first
@@ -172,16 +212,25 @@ def _time_cuda(fns: list[Callable[[], None]], proto: Protocol, graph: bool | Non
         k = per if i == 0 else max(1, per)  # every placement runs at least once before it is timed
         if k:
             _timed_calls(step, flush_buf, k)
+    flush_ms = min(_timed_calls(flush_buf, None, 3)) if flush_buf is not None else 0.0
+    clock = guard.clock
     samples: list[float] = []
-    spent = 0.0
+    spent = wall = 0.0
     n = 0
     while len(samples) < proto.max_reps:
+        t0 = clock()
         batch = _timed_calls(steps[n % len(steps)], flush_buf, proto.batch)  # placements in turn
+        wall += clock() - t0  # host time of the batch, its device-wide synchronize included
+        guard.verify(full=False)
         n += 1
         samples.extend(batch)
         spent += sum(batch) / 1e3
         if n % len(steps) == 0 and _done(samples, spent, proto, proto.min_time_s):
             break
+    guard.wall_check(wall, spent * 1e3, len(samples), flush_ms)
+    guard.l2_persisting_check()
+    if audit is not None:
+        _audit(audit, lambda: _timed_calls(steps[0], flush_buf, 1)[0])
     return samples, graph
 
 
@@ -207,34 +256,54 @@ def _timed_calls(step: Callable[[], None], flush_buf, n: int) -> list[float]:
     """n calls of step, each after an L2 flush, timed with CUDA events; ms per call."""
     import torch
 
+    Event, elapsed, sync = _CUDA or bind_cuda()  # as they were before any code under test ran
     events = []
     for _ in range(n):
         if flush_buf is not None:
             flush_buf()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start, end = Event(enable_timing=True), Event(enable_timing=True)
         start.record()
         step()
         end.record()
         events.append((start, end))
-    torch.cuda.synchronize()  # waits on every stream, so side-stream work is counted
-    return [s.elapsed_time(e) for s, e in events]
+    sync()  # device-wide: waits on every stream, so side-stream work is in the wall clock's time
+    return [elapsed(s, e) for s, e in events]
+
+
+_CUDA: list = []
+
+
+def bind_cuda() -> list:
+    """[Event class, its elapsed_time, torch.cuda.synchronize], bound once: runners.guard.arm binds them
+    in the worker before any code under test is imported (and its snapshot then verifies them)."""
+    import torch
+
+    if not _CUDA:
+        _CUDA[:] = [torch.cuda.Event, torch.cuda.Event.elapsed_time, torch.cuda.synchronize]
+    return _CUDA
 
 
 def measure(fn: Callable[[], None] | list[Callable[[], None]], device: str, proto: Protocol,
-            graph: bool | None = None) -> tuple[list[float], dict]:
+            graph: bool | None = None, audit=None) -> tuple[list[float], dict]:
     """Time fn; returns (raw samples in ms, summary stats incl. the protocol name).
 
     fn: one call, or the same call on operand copies at different addresses (placements; CUDA only),
     timed a batch each in turn with the samples pooled.
     graph: True replays a CUDA graph, False launches directly, None: a graph unless the call syncs
-    with the host or needs over proto.graph_max_scratch of the GPU as scratch."""
+    with the host or needs over proto.graph_max_scratch of the GPU as scratch.
+    audit: a runners.guard_audit.Audit on the operands of fn (the first placement), run after the
+    samples are taken. Raises runners.guard.BoundaryViolation when a guard refuses the measurement."""
+    if not guard.armed():
+        guard.arm()
     fns = list(fn) if isinstance(fn, (list, tuple)) else [fn]
     if device == "cpu":
-        samples, graph = _time_cpu(fns[0], proto), False
+        samples, graph = _time_cpu(fns[0], proto, audit), False
         fns = fns[:1]
     else:
-        samples, graph = _time_cuda(fns, proto, graph)
+        samples, graph = _time_cuda(fns, proto, graph, audit)
     stats = summarize(samples)
+    if audit is not None:
+        stats.update(audit.stats())
     stats["protocol"] = proto.name(device, graph, len(fns))
     if len(fns) > 1:  # sample i came from placement (i // batch) % len(fns)
         per = [[x for i, x in enumerate(samples) if (i // proto.batch) % len(fns) == p] for p in range(len(fns))]

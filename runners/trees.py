@@ -29,6 +29,11 @@ def _git(args: list[str], repo: Path) -> str:
     return out.stdout
 
 
+def repo_of(path: Path) -> Path:
+    """The top of the git work tree holding `path` (the repository a user means from a directory)."""
+    return Path(_git(["rev-parse", "--show-toplevel"], Path(path)).strip())
+
+
 def commit_info(ref: str, repo: Path = ROOT) -> dict:
     """{"commit", "date", "subject", "ref"} of one revision (date: committer date, ISO 8601)."""
     sha, date, subject = _git(["show", "-s", "--format=%H%x00%cI%x00%s", f"{ref}^{{commit}}"], repo).split("\0")

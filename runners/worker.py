@@ -22,6 +22,10 @@ def main() -> None:
     proto_out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     # Imported after the redirect: whatever they (and the kernels they load) print goes to stderr.
+    # The measuring boundary's snapshot first, before any code under test is imported (runners.guard).
+    from runners import guard
+
+    guard.arm()
     from runners.code_hash import impl_hash
     from runners.correctness import ReferenceCache
     from runners.job import describe_exception, rows_with_status, run_job, technique_of

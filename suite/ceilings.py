@@ -36,13 +36,15 @@ def run_ceiling(stats: dict | None) -> dict | None:
 
 def share_text(stats: dict | None) -> str:
     """'93% of bf16' (of bf16/9 where divided; '449% of bf16, dense-equiv.' for a rate that counts the
-    dense problem's work), or '-' when the row has no ceiling."""
+    dense problem's work; '103% of copy IMPOSSIBLE' for a rate beyond the machine), or '-' when the
+    row has no ceiling."""
     c = run_ceiling(stats)
     if not c:
         return "-"
     div = c.get("divisor") or 1
     name = SHORT.get(c["key"], c["key"]) + (f"/{div:g}" if div != 1 else "")
-    return f"{c['share']:.0%} of {name}" + (", dense-equiv." if c.get("dense_equivalent") else "")
+    return (f"{c['share']:.0%} of {name}" + (", dense-equiv." if c.get("dense_equivalent") else "")
+            + (" IMPOSSIBLE" if c.get("impossible") else ""))
 
 
 def ceilings_line(ceilings: dict | None) -> str:
@@ -62,3 +64,31 @@ def ceilings_from_rows(rows: list[dict]) -> dict[str, dict]:
         if c:
             out[c["key"]] = {"value": c["value"] * (c.get("divisor") or 1), "unit": c["unit"]}
     return {k: out[k] for k in sorted(out, key=lambda k: list(CEILINGS).index(k) if k in CEILINGS else len(CEILINGS))}
+
+
+# Datasheet peaks (dense, no sparsity): GB/s of HBM (read + written), TFLOP/s or TOP/s.
+DATASHEETS = {
+    "H100 SXM": {"copy_gbps": 3350.0, "bf16_tflops": 989.0, "fp32_tflops": 67.0, "fp64_tflops": 67.0,
+                 "int8_tops": 1979.0},
+    "H100 PCIe": {"copy_gbps": 2000.0, "bf16_tflops": 756.0, "fp32_tflops": 51.0, "fp64_tflops": 51.0,
+                  "int8_tops": 1513.0},
+    "H200": {"copy_gbps": 4800.0, "bf16_tflops": 989.0, "fp32_tflops": 67.0, "fp64_tflops": 67.0,
+             "int8_tops": 1979.0},
+}
+
+
+# Ceilings that bound the machine: no kernel's rate can exceed them. The MUFU exp2 ceiling bounds the
+# special-function unit only (an exp that also runs polynomials on the FMA pipes exceeds it by design).
+BOUNDS = ("copy_gbps", "bf16_tflops", "fp32_tflops", "fp64_tflops", "int8_tops")
+
+
+def datasheet_for(gpu_name: str | None) -> dict | None:
+    """{name, copy_gbps, bf16_tflops, ...} of a GPU named like torch.cuda.get_device_name(), or None."""
+    n = (gpu_name or "").upper()
+    if "H200" in n:
+        key = "H200"
+    elif "H100" in n:
+        key = "H100 PCIe" if "PCIE" in n else "H100 SXM"  # "NVIDIA H100 80GB HBM3" is the SXM part
+    else:
+        return None
+    return {"name": key, **DATASHEETS[key]}

@@ -59,3 +59,12 @@ def known_failure(technique: str, impl: str, case_id: str) -> str:
     if tech.probe and case_id not in {c.id for c in tech.cases}:
         return "probe point: its failed correctness is a measurement"
     return ""
+
+
+def time_depends_on_data(technique: str) -> bool:
+    """Whether the technique's time depends on its input instance (Technique.time_depends_on_data);
+    False for a technique this registry does not know."""
+    try:
+        return get(technique).time_depends_on_data
+    except Exception:  # unknown or broken technique: nothing is known about it
+        return False

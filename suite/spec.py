@@ -117,6 +117,9 @@ class Technique:
     # Rates count the dense problem's work (sparse and structured kernels against the dense GEMM): a
     # share above 100 % of a ceiling is then a speed-up over dense hardware, and is labelled so.
     dense_equivalent: bool = False
+    # Its time depends on the input instance (a random sparsity pattern or block selection): a timing
+    # difference between two rows timed on different instances cannot be put on the code alone.
+    time_depends_on_data: bool = False
     claims: tuple[str, ...] = ()  # claim ids this technique reproduces
     description: str = ""
     smoke: tuple[str, ...] = ()  # implementations of the quick smoke tier (empty: all of them)

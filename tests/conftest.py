@@ -102,3 +102,13 @@ def smoke_file(tmp_path_factory) -> Path:
                   "--db", f"sqlite:///{d / 'kw.db'}")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tier markers (slow, browser, gpu, postgres) from the central map in tests/tiers.py."""
+    from tests.tiers import marks_for
+
+    for item in items:
+        spec = getattr(item, "callspec", None)
+        for name in sorted(marks_for(item.nodeid, item.fixturenames, spec.params if spec else {})):
+            item.add_marker(name)

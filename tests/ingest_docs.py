@@ -42,7 +42,7 @@ def mutated(run_id: str, mutate) -> dict:
 
 def loose_samples(doc: dict) -> dict:
     """The document as the writer before timer precision left it: timed samples as float32's full double."""
-    from runners.sample_precision import as_float32
+    from suite.sample_precision import as_float32
 
     rows = [{**r, "samples": [as_float32(s) if isinstance(s, float) else s for s in r["samples"]]}
             if (r.get("stats") or {}).get("protocol") else r for r in doc["results"]]

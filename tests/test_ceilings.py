@@ -63,8 +63,15 @@ def test_dense_equivalent_rates_say_so_beside_their_share():
     add_shares(sparse, sparse.impl("triton_tile_skip"), tile, CEIL)
     assert share_text(tile[0]["stats"]) == "449% of bf16, dense-equiv."
     mon = [_row("tflops", 78.3)]
-    add_shares(monarch, monarch.impls[0], mon, CEIL)
+    add_shares(monarch, monarch.impl("torch_monarch"), mon, CEIL)
     assert share_text(mon[0]["stats"]).endswith(", dense-equiv.")
+    # a dense kernel is never dense-equivalent, even in a technique that is: above its ceiling it is impossible
+    for tech in (sparse, monarch):
+        cublas = [_row("tflops", 850.0)]
+        add_shares(tech, tech.impl("cublas_dense"), cublas, CEIL)
+        assert share_text(cublas[0]["stats"]) == "109% of bf16 IMPOSSIBLE"
+        assert "dense_equivalent" not in cublas[0]["stats"]["ceiling"]
+        assert "109% of the bf16_tflops ceiling" in cublas[0]["stats"]["impossible"]
     dense = [_row("tflops", 391.5)]
     add_shares(w4, w4.impl("cublas_bf16"), dense, CEIL)
     assert share_text(dense[0]["stats"]) == "50% of bf16" and "dense_equivalent" not in dense[0]["stats"]["ceiling"]

@@ -10,7 +10,7 @@ import pytest
 from db.claims import evaluate, ledger
 from db.engine import open_db
 from db.ingest import ingest_docs
-from suite.claims.spec import (CONTRADICTED, NOT_ON_OUR_HARDWARE, NOT_REPRODUCED, PENDING, REPRODUCED, STATUSES,
+from suite.claims.spec import (CENSORED, CONTRADICTED, NOT_ON_OUR_HARDWARE, NOT_REPRODUCED, PENDING, REPRODUCED, STATUSES,
                                Claim, Custom, Selector, stated, up_to)
 
 H200_FILE = Path(__file__).parent / "fixtures" / "claims" / "h200_gemm_foundation.json"
@@ -153,12 +153,16 @@ def test_exponent_range_edges_each_have_a_status(db_url):
     ingest_docs(factory, [("good", _sweep_doc("sweep-good", 5, -110))])
     v_lo, v_hi = status_of(db_url, lower), status_of(db_url, upper)
     assert (v_lo.status, v_lo.value, v_hi.status, v_hi.value) == (REPRODUCED, -110, REPRODUCED, 111)
-    # Our split: valid from -110 up to 127 (the grid's top): the lower edge holds, the upper does not.
+    # Our split: valid from -110 up to 127, the grid's top: the sweep cannot see where the upper edge lies
+    # (fp32's range ends there), so that edge is censored, not contradicted.
     ingest_docs(factory, [("wide", _sweep_doc("sweep-wide", 20, -110, 127))])
     v_lo, v_hi = status_of(db_url, lower), status_of(db_url, upper)
-    assert (v_lo.status, v_hi.status, v_hi.value) == (REPRODUCED, CONTRADICTED, 127)
-    ingest_docs(factory, [("bad", _sweep_doc("sweep-bad", 25, -64))])
+    assert (v_lo.status, v_hi.status, v_hi.value) == (REPRODUCED, CENSORED, 127)
+    assert "cannot place it" in v_hi.detail
+    ingest_docs(factory, [("bad", _sweep_doc("sweep-bad", 25, -64, 64))])
     assert status_of(db_url, lower).status == CONTRADICTED and status_of(db_url, lower).value == -64
+    # an edge inside the grid, away from the claim's, still contradicts it
+    assert (status_of(db_url, upper).status, status_of(db_url, upper).value) == (CONTRADICTED, 64)
 
 
 def test_x6_against_x9_inside_the_range(db_url):

@@ -5,7 +5,7 @@ import pytest
 
 from db.validate import load_and_validate, validate
 from runners.resultfile import load
-from runners.sample_precision import compact_row
+from suite.sample_precision import compact_row
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 # Every JSON file under results/, found by name alone: reading 260 gzipped files at collection would tax

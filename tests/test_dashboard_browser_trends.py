@@ -5,6 +5,7 @@ and the protocol change named. Screenshots go to $KWATCH_SCREENSHOTS (docs/scree
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -105,13 +106,16 @@ def test_compare_commits_in_the_browser(site, driver):
     q = query(driver)
     assert q["by"] == ["commit"] and q["candidate"][0].startswith("68b2fdc") and len(q["candidate"][0]) == 40
     caption = wait_for(lambda: [t for t in texts(driver, "stCaptionContainer") if t.startswith("Chart:")])
-    assert "series 1–60 of" in caption[0]
-    bars = driver.find_elements(By.CSS_SELECTOR, f"{PLOTLY} .bars .point")
-    assert len(bars) == 60
     metrics = {e.find_element(By.CSS_SELECTOR, '[data-testid="stMetricLabel"]').text:
                e.find_element(By.CSS_SELECTOR, '[data-testid="stMetricValue"]').text
                for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stMetric"]')}
     assert int(metrics["stable"]) > 300
+    # the chart holds the series judged changed, and no stable one (it once held 60, most of them stable)
+    changed = sum(int(v) for k, v in metrics.items() if k.startswith(("regressed", "improved")))
+    m = re.search(r"series 1–(\d+) of (\d+) with a change", caption[0])
+    assert m and int(m.group(1)) == min(changed, 60) and int(m.group(2)) == changed, (caption[0], metrics)
+    bars = driver.find_elements(By.CSS_SELECTOR, f"{PLOTLY} .bars .point")
+    assert len(bars) == min(changed, 60)
     show_chart(driver)
     assert driver.save_screenshot(str(shots() / "compare-commits.png"))
 

@@ -7,7 +7,7 @@ import json
 from tests.conftest import ROOT
 from tests.test_dashboard_url_state import FILES, cpu_url, open_link  # noqa: F401  (the module fixture)
 
-FIRST = ["claim", "claimed", "ours", "status", "measured by", "hardware", "band", "date", "run"]
+FIRST = ["claim", "GPU", "claimed", "ours", "status", "measured by", "claimed on", "date", "run"]
 MAIN_WIDTH_1280 = 810  # px of the main column in Chromium at a 1280 px window (sidebar open), measured
 
 
@@ -20,7 +20,12 @@ def test_ours_names_day_and_run(cpu_url, monkeypatch):  # noqa: F811
     measured = df[df["date"] != ""]
     assert len(measured) >= 2  # the exp2 polynomial and the conditional rescale are judged on the smoke run
     assert set(measured["run"]) == {newest["id"][:8]} and set(measured["date"]) == {newest["started_at"][:10]}
-    assert (df.loc[df["date"] == "", "run"] == "").all()
+    # a row without a date is computed (arithmetic) or has no value of ours: every measured value names its run
+    undated = df[df["date"] == ""]
+    assert set(undated["run"]) <= {"", "arithmetic"}
+    assert set(undated.loc[undated["run"] == "arithmetic", "GPU"]) == {"arithmetic"}
+    assert (undated.loc[undated["run"] == "", "ours"].str.startswith(("—", "projection"))).all()
+    assert set(measured["GPU"]) == {"CPU"}  # the smoke pair ran on the CPU, and its rows say so
 
 
 def test_first_columns_fit_1280(cpu_url, monkeypatch):  # noqa: F811

@@ -350,6 +350,6 @@ def test_every_page_on_one_run(page, one_run_url, monkeypatch):
         assert {m.label: m.value for m in at.metric}["regressed"] == "0"
         assert any(i.value.startswith("Nothing compared") for i in at.info) and not at.success
         fig = json.loads(at.get("plotly_chart")[0].proto.spec)
-        assert [t["name"] for t in fig["data"] if any(arr(t["x"]))] == ["missing baseline"]
+        assert [t["name"] for t in fig["data"] if any(arr(t["x"]))] == ["first run on this machine"]
     if page == "compare":
         assert any("same run" in w.value for w in at.warning)

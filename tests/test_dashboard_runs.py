@@ -78,3 +78,20 @@ def test_a_run_without_an_end_says_so(runs_url, monkeypatch):
     at = run_page(runs_url, "runs", monkeypatch, {"tier": "full"})
     assert any("no end recorded" in m.value and "9 results" in m.value for m in at.markdown)
     assert any("the first run of its tier" in c.value for c in at.caption)
+
+
+def test_expected_failures_and_probe_points_are_not_failed_correctness(request, tmp_path):
+    """A real committed H200 nightly (8,773 rows) on SQLite and PostgreSQL: its 118 rows of known-wrong
+    implementations and 782 exponent-sweep probe points are stored failed_correctness, and the run table
+    counts them apart; nothing else failed."""
+    from db.validate import load_and_validate
+
+    f = H200 / "nightly_v4_dce11dc.json.gz"
+    doc = load_and_validate(str(f))
+    for url in (f"sqlite:///{tmp_path / 'n.db'}", request.getfixturevalue("pg_url")):
+        ingest(url, [(str(f), doc)])
+        [row] = run_table(url).to_dict("records")
+        stored = sum(1 for r in doc["results"] if r["status"] == "failed_correctness")
+        assert stored == 900
+        assert (row["failed_correctness"], row["expected_failure"], row["probe_point"]) == (0, 118, 782), url
+        assert row["n_results"] == 8773

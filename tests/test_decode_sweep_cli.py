@@ -9,7 +9,7 @@ os.environ.setdefault("TRITON_INTERPRET", "1")
 import pytest  # noqa: E402
 
 from suite.techniques.decode_step import TINY  # noqa: E402
-from suite.techniques.decode_step import sweep  # noqa: E402
+from runners.studies import decode_step_sweep as sweep  # noqa: E402
 from suite.techniques.decode_step.sweep_sets import SETS  # noqa: E402
 
 

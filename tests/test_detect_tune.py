@@ -44,7 +44,11 @@ def test_the_split_puts_quiet_and_noisy_series_of_each_run_set_in_both_halves():
 
 def test_the_shipped_settings_are_the_committed_choice_of_the_tuning_half():
     doc = json.loads((ROOT / "docs/data/detector_tuning.json").read_text())
-    assert doc["chosen"]["settings"] == asdict(DetectorSettings())
+    shipped = asdict(DetectorSettings())
+    # the short-reference and found-later settings (min_short, short_q, short_min_rel, late_min) came after
+    # this tuning, set a priori (docs/detector_benchmark.md, "Awake from the first nights"); every tuned one ships
+    assert set(shipped) - set(doc["chosen"]["settings"]) == {"min_short", "short_q", "short_min_rel", "late_min"}
+    assert doc["chosen"]["settings"] == {k: shipped[k] for k in doc["chosen"]["settings"]}
     assert choose(doc["rows"]) == doc["chosen"] and len(doc["rows"]) == len(list(__import__("itertools").product(*GRID.values())))
     tuned = tuning_series()
     assert len(tuned) == doc["series"] and all(split_half(s) == "tune" for s in tuned)

@@ -16,7 +16,8 @@ from sqlalchemy import func, select
 from tests.conftest import ROOT
 
 BROKER = os.environ.get("KWATCH_TEST_BROKER", "amqp://guest:guest@127.0.0.1:5672//")
-FIXTURE = {"KWATCH_EXTRA_TECHNIQUES": "tests.fixtures.fleet"}
+# a worker's lease runs out 5 s after it stopped renewing it (a killed worker's job is taken over then)
+FIXTURE = {"KWATCH_EXTRA_TECHNIQUES": "tests.fixtures.fleet", "KWATCH_LEASE_S": "5"}
 QUICK = {"tier": "smoke", "techniques": ["fleet_gemm"], "impls": ["quick"], "cases": [], "ref": None,
          "timeout_s": 120.0}
 

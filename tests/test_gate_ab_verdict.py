@@ -56,8 +56,9 @@ def test_three_rounds_do_not_decide_the_earlier_planted_run():
 def test_a_nightly_comparison_keeps_the_nightly_spread():
     result = _gate("ab_slow2", strip_ab=True)
     v = _timed(result)[("triton_bf16x9", "m8192n8192k8192", "latency_ms")]
-    assert v.status != "regressed"  # 3 % is under the nightly 5 % effect and 2.8 % spread
-    assert f"{Thresholds().run_cv_gpu:.1%} run-to-run spread" in v.reason
+    assert v.status != "regressed"  # 3 % is under the nightly 5 % effect
+    # the nightly run-to-run spread (the series' own, narrower than the protocol's 2.8 %), not the A/B's
+    assert f"narrower than the protocol's {Thresholds().run_cv_gpu:.1%}" in v.reason and "A/B" not in v.reason
 
 
 def test_interleaved_needs_the_same_ab_header_on_both_sides():

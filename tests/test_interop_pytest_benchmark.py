@@ -1,5 +1,6 @@
 """kwatch ingest accepts a JSON file written by pytest-benchmark itself, keeping its stats and metadata."""
 import json
+import os
 import subprocess
 import sys
 
@@ -33,12 +34,16 @@ def bench_file(tmp_path_factory):
     _git(d, "init", "-q")
     _git(d, "-c", "user.email=t@example.com", "-c", "user.name=t", "add", "test_tiny.py")
     _git(d, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "tiny")
+    # pytest-benchmark turns itself off inside an xdist worker (it reads PYTEST_XDIST_WORKER): the inner run
+    # is a plain one, so it gets an environment without the outer run's xdist variables.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
     outs = []
     for name, extra in (("with_data.json", ["--benchmark-save-data"]), ("stats_only.json", [])):
         p = subprocess.run([sys.executable, "-m", "pytest", "test_tiny.py", "-q", "-p", "no:cacheprovider",
                             f"--benchmark-json={d / name}", "--benchmark-max-time=0.02",
-                            "--benchmark-min-rounds=15", *extra], cwd=d, capture_output=True, text=True, timeout=300)
+                            "--benchmark-min-rounds=15", *extra], cwd=d, capture_output=True, text=True, timeout=300, env=env)
         assert p.returncode == 0, p.stdout + p.stderr
+        assert (d / name).is_file(), f"pytest-benchmark wrote no {name}:\n{p.stdout}{p.stderr}"
         outs.append(d / name)
     return outs
 

@@ -75,7 +75,7 @@ def test_a_timing_regression_against_the_previous_night_waits_for_the_detector(s
     assert all("own" in v[i].reason for i in ("torch_add_x50", "triton_add_x20"))
     assert report["failing_against_previous"] == [] and not any(r["fails"] for r in regressed.values())
     md = (tmp_path / "r" / "nightly.md").read_text()
-    assert "| `plain_noise/torch_softmax/r4096c4096/latency_ms` | +10." in md and "the detector alerts if" in md
+    assert "| `plain_noise/torch_softmax/r4096c4096/latency_ms` | +10." in md and "the detector alerts on a new level on its 3rd night" in md
 
 
 def test_a_quality_fraction_regression_against_the_previous_night_fails_it_unless_muted(sqlite_url, tmp_path):

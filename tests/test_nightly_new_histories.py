@@ -19,7 +19,7 @@ def test_a_protocol_change_is_reported_as_new_histories(tmp_path):
     g = groups[0]
     assert g["what"] == "timing protocol"
     assert g["change"] == "cuda-events+l2flush+graph/v2 -> cuda-events+l2flush+graph/v3"
-    assert g["nights"] == 2 and g["needed"] == 18  # db.detector: 15 reference nights + 3 of a new level
+    assert g["nights"] == 2 and g["needed"] == 8  # db.detector: 5 reference nights + 3 of a new level
     assert g["series"] >= 28  # the 28 re-timed latency series, and what is derived from their timing
     md = (out / "nightly.md").read_text()
     assert "New histories: detection starts again" in md and "graph/v2 -> cuda-events+l2flush+graph/v3" in md

@@ -15,7 +15,7 @@ import torch
 
 from runners.compact_results import main as compact_main
 from runners.resultfile import ResultFile, load, new_run, result_row
-from runners.sample_precision import as_float32, compact_row, timer_precision
+from suite.sample_precision import as_float32, compact_row, timer_precision
 from tests.ingest_docs import loose_samples
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -41,13 +41,21 @@ def hostile_rows(tmp_path_factory):
     finally:
         for k, v in saved.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
-    return {(r["impl"], r["metric"]): r for r in rf.results}
+    rows = {(r["impl"], r["metric"]): r for r in rf.results}
+    rows["config"] = rf.doc["run"]["config"]
+    return rows
 
 
 def test_code_under_test_sees_no_database_url_or_token(hostile_rows):
     row = hostile_rows[("env_snoop", "rel_err")]
     assert row["status"] == "ok", row["error"]  # it raised had it seen any of them
     assert row["value"] < 1e-5
+
+
+def test_the_run_records_whether_code_under_test_had_namespaces_of_its_own(hostile_rows):
+    from runners.sandbox import namespaced
+
+    assert hostile_rows["config"]["sandbox"] == {"namespaces": namespaced()}
 
 
 def test_a_memory_hog_is_stopped_and_the_run_goes_on(hostile_rows):

@@ -37,6 +37,22 @@ def commit_of(ref):
     return hit["git_commit"].iloc[0] if len(hit) and hit["git_commit"].iloc[0] else ref
 
 
+def default_pair(runs, candidate=None):
+    """(candidate, baseline): two different runs. The candidate (given, else the newest run with an
+    earlier run of its tier on its machine) against the newest such earlier run; failing that, the
+    next run in the list, never the candidate against itself."""
+    order = [candidate] if candidate else list(runs["run_id"])
+    for rid in order:
+        row = runs[runs["run_id"] == rid].iloc[0]
+        same = runs[(runs["hardware_key"] == row["hardware_key"]) & (runs["tier"] == row["tier"])
+                    & (runs["started_at"] < row["started_at"])]
+        if len(same):
+            return rid, same["run_id"].iloc[0]
+    cand = candidate or runs["run_id"].iloc[0]
+    others = [r for r in runs["run_id"] if r != cand]
+    return cand, others[0] if others else cand
+
+
 by = url_state.radio("compare", ["run", "commit"], "by", key="cmp_by", horizontal=True,
                      format_func={"run": "run against run",
                                   "commit": "commit against commit (every run of each on one machine)"}.get)
@@ -45,14 +61,11 @@ if by == "run":
     for param in ("candidate", "baseline"):  # a commit or branch in a link names its newest run
         if qp.get(param) and "cmp_" + param[:4] not in st.session_state:
             qp[param] = resolve(qp[param])
-    cand_default = ids[0]
-    cand_row = runs[runs["run_id"] == (qp.get("candidate") if qp.get("candidate") in labels else cand_default)].iloc[0]
-    same = runs[(runs["hardware_key"] == cand_row["hardware_key"]) & (runs["tier"] == cand_row["tier"])
-                & (runs["started_at"] < cand_row["started_at"])]
+    cand_default, base_default = default_pair(runs, qp.get("candidate") if qp.get("candidate") in labels else None)
     c1, c2 = st.columns(2)
     with c1:
         base_id = url_state.selectbox("baseline", ids, "baseline", key="cmp_base", format_func=labels.get,
-                                      default=same["run_id"].iloc[0] if len(same) else cand_row["run_id"])
+                                      default=base_default)
     with c2:
         cand_id = url_state.selectbox("candidate", ids, "candidate", key="cmp_cand", format_func=labels.get,
                                       default=cand_default)
@@ -98,8 +111,20 @@ if set(base_runs) == set(cand_runs):
 by_id = runs.set_index("run_id")
 b_env, c_env = by_id.loc[base_runs], by_id.loc[cand_runs]
 if set(b_env["hardware_key"]) != set(c_env["hardware_key"]):
-    st.warning(f"Different hardware: {md_text(', '.join(sorted(set(b_env['hardware']))))} vs "
-               f"{md_text(', '.join(sorted(set(c_env['hardware']))))}. Timings are not comparable.")
+    st.info(f"Different hardware: {md_text(', '.join(sorted(set(b_env['hardware']))))} (baseline) vs "
+            f"{md_text(', '.join(sorted(set(c_env['hardware']))))} (candidate). Two GPUs are described side by "
+            "side here, not judged: no verdict, no regressions. The Hardware page sets each series against what "
+            "the two GPUs' ceilings predict and tests quality metrics between them.")
+    st.page_link("views/hardware.py", label="Hardware: GPU A beside GPU B")
+    desc = cmp[["technique", "impl", "case_id", "metric", "unit", "baseline", "candidate"]].copy()
+    desc["candidate / baseline"] = [c / b if isinstance(b, float) and isinstance(c, float) and b else None
+                                    for b, c in zip(desc["baseline"], desc["candidate"])]
+    for side in ("baseline", "candidate"):
+        desc[side] = [verdict.fmt_value(v, m, u) for v, m, u in zip(desc[side], desc["metric"], desc["unit"])]
+    st.caption(f"{len(desc)} series, values of each GPU (median) and their ratio.")
+    st.dataframe(desc, hide_index=True, key="cmp_hw_table",
+                 column_config={"candidate / baseline": st.column_config.NumberColumn(format="%.3f")})
+    st.stop()
 if set(b_env["software_key"]) != set(c_env["software_key"]):
     st.info(f"Software differs: {md_text('; '.join(sorted(set(b_env['software']))))} → "
             f"{md_text('; '.join(sorted(set(c_env['software']))))}")
@@ -123,15 +148,18 @@ st.caption("Per series, with the gate's rules (db/verdict): timings by Mann-Whit
 
 statuses = [s for s in verdict.LABELS if s in set(cmp["label"])]
 shown_status = url_state.multiselect("chart: statuses (none: all)", statuses, "status", key="cmp_status")
-with_change = cmp[cmp["rel_change"].notna() & (cmp["label"].isin(shown_status) if shown_status else True)]
+# "With a change": series the verdict judged changed (regressed or improved, gated or host-timer), not
+# every series with a relative change (a stable series has one too).
+changed = cmp["label"].str.startswith(("regressed", "improved"))
+with_change = cmp[changed & cmp["rel_change"].notna() & (cmp["label"].isin(shown_status) if shown_status else True)]
 pages = max(1, math.ceil(len(with_change) / PER_PAGE))
 page = url_state.number("chart page", "page", 1, 1, pages, key="cmp_page") if pages > 1 else 1
 shown = with_change.iloc[(page - 1) * PER_PAGE: page * PER_PAGE]
-without = int(cmp["rel_change"].isna().sum())
+without = int(len(cmp) - changed.sum())
 st.caption(f"Chart: series {(page - 1) * PER_PAGE + 1 if len(shown) else 0}–{(page - 1) * PER_PAGE + len(shown)} "
            f"of {len(with_change)} with a change" + (f" ({', '.join(shown_status)})" if shown_status else "") +
-           f", worst first{f', {PER_PAGE} a page' if pages > 1 else ''}. {without} series without a change "
-           "(missing baseline, failures, no value) are only in the table.")
+           f", worst first{f', {PER_PAGE} a page' if pages > 1 else ''}. {without} series judged stable or not "
+           "compared (missing baseline, failures, no value) are only in the table.")
 fig = go.Figure(go.Bar(
     x=shown["rel_change"] * 100, orientation="h",
     y=shown["impl"] + " / " + shown["case_id"] + " · " + shown["metric"],

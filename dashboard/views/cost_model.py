@@ -44,6 +44,8 @@ measured = data.with_params(data.technique_results(url, "prefill_cost_model",
                                                    saving_metrics + ("measured_prefill_share",)))
 if not measured.empty and "p_prompt" in measured:
     measured = measured[(measured["status"] == "ok") & measured["p_prompt"].notna()]
+    # each workload's newest stored run per GPU (rows come oldest first): two stored runs draw one point, not two
+    measured = measured.drop_duplicates(["metric", "hardware", "case_id"], keep="last")
     for (metric, hw), g in measured[measured["metric"].isin(saving_metrics)].groupby(["metric", "hardware"]):
         label = metric.removeprefix("measured_saving_").replace("_", " ")
         fig.add_trace(go.Scatter(
@@ -60,12 +62,14 @@ if measured.empty:
 else:
     st.caption("Measured: wall time of dense (cuDNN) vs block-sparse prefill attention at the workload's "
                "density, plus decode time, per workload at its own g; 'with <selector>' adds the selector's "
-               "own cost. The model's diamonds use the same workloads at 10 %.")
+               "own cost; each GPU's newest stored run. The model's diamonds use the same workloads at 10 %.")
     share = measured[measured["metric"] == "measured_prefill_share"]
     if not share.empty:
-        model_share = [predicted(p, g, 1.0)["prefill_share"] for p, g in zip(share["p_prompt"], share["p_generated"])]
-        bars = go.Figure([go.Bar(x=share["case_id"], y=model_share, name="model: share of attention pairs"),
-                          go.Bar(x=share["case_id"], y=share["value"], name="measured: share of attention time")])
+        cases = share.drop_duplicates("case_id")
+        model_share = [predicted(p, g, 1.0)["prefill_share"] for p, g in zip(cases["p_prompt"], cases["p_generated"])]
+        bars = go.Figure([go.Bar(x=cases["case_id"], y=model_share, name="model: share of attention pairs")]
+                         + [go.Bar(x=g["case_id"], y=g["value"], name=f"measured on {hw}: share of attention time")
+                            for hw, g in share.groupby("hardware", sort=True)])
         bars.update_layout(barmode="group", yaxis_title="prefill share", yaxis_range=[0, 1], height=340,
                            margin=dict(t=30, b=30))
         st.plotly_chart(plots.inert(bars), key="cost_share_chart")

@@ -6,6 +6,7 @@ from dashboard import data, plots, url_state
 from dashboard.health import counts as count_labels
 from dashboard.health import cached as health
 from dashboard.health import judged_runs
+from dashboard.verdict import FIRST_RUN
 from db.verdict import COMPARED, FAILING
 
 st.header("Health")
@@ -31,9 +32,10 @@ st.caption("Each hardware's latest run of the tier (with its other runs of the 2
            "change >= 0.05, needle grids pooled per selector and context.")
 st.plotly_chart(plots.inert(plots.status_bars(counts)), key="health_bars")
 st.caption("Judged: each hardware's latest run and the runs its series were compared with.")
-st.dataframe(judged_runs(runs, tier, series), hide_index=True, key="health_runs", column_config={
-    c: st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm")
-    for c in ("latest run", "window from", "baselines from", "baselines to")})
+# "baseline runs" holds a count or, for a GPU's first run, a sentence: shown as text (one Arrow type a column)
+st.dataframe(judged_runs(runs, tier, series).astype({"baseline runs": str}), hide_index=True, key="health_runs",
+             column_config={
+    c: st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm") for c in ("latest run", "window from")})
 
 gated = series["gated"].fillna(True).astype(bool) if not series.empty else pd.Series(dtype=bool)
 status = series["status"] if not series.empty else pd.Series(dtype=str)
@@ -48,9 +50,14 @@ cols[2].metric("stable", int((status == "stable").sum()))
 new = int(failing["new_failure"].fillna(False).astype(bool).sum()) if not failing.empty else 0
 cols[3].metric("failing", len(failing), help=f"{new} of them new (the series' previous result did not fail the same way)")
 cols[4].metric("host-timer changes", len(host), help="timings from host timers on a shared CPU: shown, never a failure")
+first = series[series["label"].isin(list(FIRST_RUN.values()))] if not series.empty else series
 st.markdown(f"**{int((status == 'expected failure').sum())}** expected failures and probe points (measurements, "
-            f"not failing) · **{int(status.isin(['insufficient data', 'missing baseline']).sum())}** not compared "
-            "(no previous result, too few samples, or no counts or bound to judge by)")
+            f"not failing) · **{int(status.isin(['insufficient data', 'missing baseline']).sum()) - len(first)}** "
+            "not compared (no previous result, too few samples, or no counts or bound to judge by)"
+            + "".join(f" · **{hw}**: first run on this {'machine' if hw.startswith('CPU ') else 'GPU'}, its "
+                      f"{n} series are its baseline from now on" for hw, n in first.groupby("hardware").size().items()))
+st.caption("One kernel is one series: a rate (TFLOP/s, GB/s) computed from a kernel's timings is counted with "
+           "its latency, not beside it.")
 
 
 def _when(r, prefix: str = "") -> str:

@@ -36,8 +36,16 @@ st.caption(f"Wall time from the run's start to its end (results written, ceiling
 
 table = shown.assign(commit=[c[:7] if isinstance(c, str) and c else "" for c in shown["git_commit"]])
 st.dataframe(table[["started_at", "tier", "selection", "reason", "hardware", "commit", "minutes", "n_results", "ok",
-                    "failed_correctness", "error", "skipped", "software", "run_id"]],
-             hide_index=True, column_config={"minutes": st.column_config.NumberColumn(format="%.1f")})
+                    "failed_correctness", "expected_failure", "probe_point", "error", "skipped", "software", "run_id"]],
+             hide_index=True, column_config={
+                 "minutes": st.column_config.NumberColumn(format="%.1f"),
+                 "failed_correctness": st.column_config.NumberColumn(
+                     "failed correctness", help="unexpected correctness failures only"),
+                 "expected_failure": st.column_config.NumberColumn(
+                     "expected failures", help="a known-wrong implementation failing as declared (expect_failure)"),
+                 "probe_point": st.column_config.NumberColumn(
+                     "probe points", help="points of a technique's probe (an exponent sweep): the error is the "
+                                          "measurement, not a failure")})
 
 st.subheader("One run")
 chosen = data.pick_run(shown, "runs_pick")
@@ -49,7 +57,8 @@ left.markdown(f"{md_code(row['run_id'], table=False)} · {md_text(row['tier'])} 
               f"{md_text(row['hardware'])} · "
               f"{minutes} · {int(row['n_results'])} results: {int(row['ok'])} ok, "
               f"{int(row['failed_correctness'])} failed correctness, {int(row['error'])} errors, "
-              f"{int(row['skipped'])} skipped")
+              f"{int(row['skipped'])} skipped; {int(row['expected_failure'])} expected failures and "
+              f"{int(row['probe_point'])} probe points (measurements, not failures)")
 with right:
     if before:
         st.page_link("views/compare.py", label="Compare with the run before",

@@ -11,8 +11,8 @@ from db.verdict.ab import compare_ab, log_rounds, round_spread
 from db.verdict.counts import counts_of
 from db.verdict.spread import TimingSpread
 from db.verdict.spread import key_of as spread_key
-from db.verdict.stats import FISHER_MAX, Comparison, compare_counts, compare_rates, compare_samples, n_samples
-from suite.registry import known_failure
+from db.verdict.stats import FISHER_MAX, Comparison, compare_counts, compare_rates, compare_samples, finite, n_samples
+from suite.registry import known_failure, time_depends_on_data
 
 
 @dataclass
@@ -95,9 +95,12 @@ def clock_drop(row: dict, tolerance: float = R.Thresholds.clock_drop) -> Optiona
 
 
 def instances_differ(base: dict, cand: dict) -> bool:
-    """True unless both rows were timed on the same input instance (the same stats.timing_seed): runs before
-    014ca01 drew a fresh instance per run, so a data-dependent kernel's time moved with the draw."""
-    a, b = ((r.get("stats") or {}).get("timing_seed") for r in (base, cand))
+    """True unless both rows were timed on the same input instance (the same stats.timing_seed, or for rows
+    from before 014ca01, which drew the timing instance from the run's seeds, the same stats.seeds): a
+    data-dependent kernel's time moved with the draw."""
+    (sa, a), (sb, b) = (((r.get("stats") or {}), (r.get("stats") or {}).get("timing_seed")) for r in (base, cand))
+    if a is None and b is None:
+        return not sa.get("seeds") or sa.get("seeds") != sb.get("seeds")
     return a is None or a != b
 
 
@@ -115,14 +118,16 @@ def _hardware_key(v: Verdict, cand: dict) -> str:
     return getattr(v.key, "hardware_key", "") or cand.get("hardware_key") or ""
 
 
-def series_spread(cand: dict, th: R.Thresholds, hardware_key: str = "") -> Optional[TimingSpread]:
+def series_spread(cand: dict, th: R.Thresholds, hardware_key: str = "", base: Optional[dict] = None) -> Optional[TimingSpread]:
     """The series' own run-to-run spread learned from earlier same-code runs, where it is wider than
-    its protocol's (None: the protocol's spread decides)."""
+    its protocol's, or narrower where enough history says so (None: the protocol's spread decides).
+    A history from before 014ca01 drew an instance per run, so its spread holds the draw's too."""
     protocol = (cand.get("stats") or {}).get("protocol") or ""
     if R.host_timer(protocol):
         return None
-    return th.spread_table().timing(spread_key(cand, hardware_key or cand.get("hardware_key") or ""),
-                                    th.run_cv(protocol))
+    s = th.spread_table().timing(spread_key(cand, hardware_key or cand.get("hardware_key") or ""),
+                                 th.run_cv(protocol))
+    return s
 
 
 def samples_comparison(base: dict, cand: dict, direction: str, th: R.Thresholds, ab: bool = False,
@@ -134,10 +139,10 @@ def samples_comparison(base: dict, cand: dict, direction: str, th: R.Thresholds,
     t = th.for_protocol(protocol)
     if ab and not R.host_timer(protocol):
         return compare_ab(base, cand, direction, t)
-    s = series_spread(cand, th, hardware_key)
+    s = series_spread(cand, th, hardware_key, base)
     return compare_samples(base.get("samples"), cand.get("samples"), direction, t.alpha,
                            t.min_effect, t.min_samples, t.run_cv(protocol),
-                           (s.sigma, s.quantile) if s else None)
+                           (s.sigma, s.quantile, s.narrower) if s else None)
 
 
 def _spread_text(base: dict, cand: dict, protocol: str, t: R.Thresholds, ab: bool, hardware_key: str) -> str:
@@ -145,10 +150,11 @@ def _spread_text(base: dict, cand: dict, protocol: str, t: R.Thresholds, ab: boo
         lb, lc = log_rounds(base), log_rounds(cand)
         return (f"the A/B's own {round_spread(lb, lc, t):.1%} round-to-round spread over {len(lb)}+{len(lc)} "
                 f"rounds, decided at z={t.ab_z:g}")
-    s = series_spread(cand, t, hardware_key)
+    s = series_spread(cand, t, hardware_key, base)
     if s is not None:
         return (f"this series' own {s.sigma:.1%} run-to-run spread, learned from {s.history_df} degrees of "
-                f"freedom of same-code runs, at t={s.quantile:.2f}")
+                f"freedom of same-code runs, at {'z' if s.narrower else 't'}={s.quantile:.2f}"
+                + (f" (narrower than the protocol's {t.run_cv(protocol):.1%})" if s.narrower else ""))
     return f"the protocol's {t.run_cv(protocol):.1%} run-to-run spread"
 
 
@@ -194,14 +200,49 @@ def _timing(v: Verdict, base: dict, cand: dict, th: R.Thresholds, ab: bool = Fal
             v.flags.append(f"suspicious speedup {speedup:.1f}x (> {th.suspicious_speedup:.0f}x): "
                            "correctness must be re-checked on fresh inputs")
     if v.status in (R.REGRESSED, R.IMPROVED) and instances_differ(base, cand):
-        v.flags.append("timed on different input instances (a run before 014ca01 drew its own): where the "
-                       "kernel's time depends on the data (a sparse pattern, a selection), part of a difference "
-                       "may be the draw, not the code")
-    for side, row in (("baseline", base), ("candidate", cand)):
-        drop = clock_drop(row, th.clock_drop)
-        if drop:
-            v.flags.append(f"SM clock fell during the {side}'s measurement ({drop[0]:.0f} -> {drop[1]:.0f} MHz): "
-                           "the GPU throttled, so part of a difference may be the clock, not the code")
+        if time_depends_on_data(cand.get("technique") or base.get("technique") or ""):
+            # the spec says this kernel's time moves with the pattern: the difference is not the code's alone
+            v.status, v.ambiguous = R.INSUFFICIENT, True
+            v.reason = (f"{c.change:+.1%} between different input instances of a kernel whose time depends on "
+                        "the data (a run before 014ca01 drew its own pattern): re-measure both on one instance "
+                        f"(kwatch gate --ab, or runs since 014ca01); first: {v.reason}")
+        else:
+            v.flags.append("timed on different input instances (a run before 014ca01 drew its own): where the "
+                           "kernel's time depends on the data (a sparse pattern, a selection), part of a difference "
+                           "may be the draw, not the code")
+    if v.status in (R.REGRESSED, R.IMPROVED) or v.ambiguous:  # a stable series' clocks are no news
+        for side, row in (("baseline", base), ("candidate", cand)):
+            drop = clock_drop(row, th.clock_drop)
+            if drop:
+                v.flags.append(f"SM clock fell during the {side}'s measurement ({drop[0]:.0f} -> {drop[1]:.0f} "
+                               "MHz): the GPU throttled, so part of a difference may be the clock, not the code")
+    if v.status == R.REGRESSED and clock_drop(cand, th.clock_drop):
+        _clock_normalised(v, base, cand, th, ab, hw)
+
+
+def mean_clock(row: dict) -> Optional[float]:
+    """The SM clock a row was measured at, as the mean of its clock before and after (None without clocks)."""
+    st = row.get("stats") or {}
+    before, after = _finite(st.get("sm_clock_before_mhz")), _finite(st.get("sm_clock_after_mhz"))
+    return (before + after) / 2 if before and after else None
+
+
+def _clock_normalised(v: Verdict, base: dict, cand: dict, th: R.Thresholds, ab: bool, hw: str) -> None:
+    """A regression measured while the candidate's SM clock fell stands only if it regresses on
+    clock-normalised time too (each side's samples scaled to the baseline's mean clock; a time or a
+    rate alike); otherwise it is ambiguous and re-measured: a throttled clock never blocks on its own."""
+    cb, cc = mean_clock(base), mean_clock(cand)
+    if not (cb and cc):
+        return
+    f = cc / cb if v.direction == "lower" else cb / cc  # time x clock ratio: the work in cycles
+    scaled = {**cand, "samples": [x * f for x in finite(cand.get("samples"))]}
+    c = samples_comparison(base, scaled, v.direction, th, ab, hw)
+    if c.outcome == R.REGRESSED:
+        v.flags.append(f"regressed on clock-normalised time too ({c.worse:+.1%} at the baseline's {cb:.0f} MHz)")
+        return
+    v.status, v.ambiguous = R.INSUFFICIENT, True
+    v.reason = (f"regressed only while the SM clock fell ({v.change:+.1%}; clock-normalised {c.worse:+.1%} at the "
+                f"baseline's {cb:.0f} MHz, {c.outcome}): re-measure on a steady clock (--remeasure); first: {v.reason}")
 
 
 def _error(v: Verdict, base: dict, cand: dict) -> None:

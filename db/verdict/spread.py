@@ -31,6 +31,12 @@ from typing import Optional
 from scipy.stats import t as student_t
 
 PRIOR_DF = 2.0  # weight of the protocol floor against a series' own history, in degrees of freedom
+# A series with at least OWN_DF degrees of freedom of same-code history is judged on its own spread even
+# where that is narrower than the protocol's floor, moderated towards QUIET_PRIOR (not the floor: the
+# floor is the noisiest series' figure, cuBLAS fp64 256^3, and held every quiet series to +8.5 %).
+OWN_DF = 4
+QUIET_PRIOR = 0.010
+Z_TAIL = 3.090232  # the standard normal quantile at 1 - TAIL
 TAIL = 0.001  # one-sided false-regression rate per series where its own spread decides
 COMMITTED = Path(__file__).with_name("run_spread.json")
 _VERSION = re.compile(r"/v\d+$")
@@ -71,6 +77,7 @@ class TimingSpread:
     sigma: float  # relative run-to-run spread of one run's median (moderated)
     df: float  # its degrees of freedom (prior + history)
     quantile: float  # Student-t quantile at TAIL with df
+    narrower: bool = False  # narrower than the protocol's floor: it replaces the floor, not only widens it
 
     @property
     def history_df(self) -> int:
@@ -86,16 +93,22 @@ class SpreadTable:
     source: str = ""
 
     def timing(self, key: tuple, floor: float) -> Optional[TimingSpread]:
-        """The series' moderated spread where its history says it is wider than `floor` (the protocol's
-        calibrated run-to-run spread), else None: the floor, calibrated on many series, stands."""
+        """The series' moderated spread: where its history says it is wider than `floor` (the protocol's
+        calibrated run-to-run spread), or where OWN_DF degrees of freedom of its own history say it is
+        narrower (then moderated towards QUIET_PRIOR, or its implementation's other cases where wider).
+        None: the floor, calibrated on many series, stands."""
         e = self.timings.get(key)
         sib = self.timings.get(siblings(key))
-        prior = floor ** 2
-        if sib is not None and sib.df > 0:  # the implementation's other cases: how this code tends to move
-            prior = max(prior, sib.ss / sib.df)
-        if (e is None or e.df <= 0) and prior <= floor ** 2:
-            return None
+        sib_var = sib.ss / sib.df if sib is not None and sib.df > 0 else 0.0  # how this code tends to move
         ss, df = (e.ss, e.df) if e is not None else (0.0, 0)
+        if df >= OWN_DF and floor > 0:
+            nu = PRIOR_DF + df
+            sigma = math.sqrt((PRIOR_DF * max(QUIET_PRIOR ** 2, sib_var) + ss) / nu)
+            if sigma < floor:  # at the normal quantile of TAIL: Student's t on nu df held 1 % series to +6 %
+                return TimingSpread(sigma, nu, Z_TAIL, narrower=True)
+        prior = max(floor ** 2, sib_var)
+        if df <= 0 and prior <= floor ** 2:
+            return None
         nu = PRIOR_DF + df
         sigma = math.sqrt((PRIOR_DF * prior + ss) / nu)
         if sigma <= floor:

@@ -53,17 +53,18 @@ def median_ratio_ci(base: np.ndarray, cand: np.ndarray, run_cv: float = 0.0) -> 
 
 
 def _ratio_ci_sorted(b: np.ndarray, c: np.ndarray, run_cv: float = 0.0,
-                     series: Optional[tuple[float, float]] = None) -> tuple[float, float]:
-    """median_ratio_ci of samples already sorted; series = (spread, quantile): the series' own learned
-    run-to-run spread (db.verdict.spread), where wider than run_cv, at its own quantile; the interval
-    is the wider of the two."""
+                     series: Optional[tuple] = None) -> tuple[float, float]:
+    """median_ratio_ci of samples already sorted; series = (spread, quantile[, narrower]): the series' own
+    learned run-to-run spread (db.verdict.spread) at its own quantile; the interval is the wider of the
+    two, or the series' own alone where `narrower` (enough history says it moves less than run_cv)."""
     if b[0] <= 0 or c[0] <= 0:
         return math.nan, math.nan
     mid = math.log(float(np.median(c)) / float(np.median(b)))
     own = _log_median_se(b) ** 2 + _log_median_se(c) ** 2
     half = Z95 * math.sqrt(own + 2 * run_cv ** 2)
     if series is not None:
-        half = max(half, series[1] * math.sqrt(own + 2 * series[0] ** 2))
+        mine = series[1] * math.sqrt(own + 2 * series[0] ** 2)
+        half = mine if len(series) > 2 and series[2] else max(half, mine)
     return math.exp(mid - half), math.exp(mid + half)
 
 
@@ -115,7 +116,7 @@ def worse_of(ratio: float, direction: str) -> float:
 
 
 def compare_samples(base, cand, direction: str, alpha: float, min_effect: float, min_samples: int,
-                    run_cv: float = 0.0, series: Optional[tuple[float, float]] = None) -> Comparison:
+                    run_cv: float = 0.0, series: Optional[tuple] = None) -> Comparison:
     """Compare two sets of raw samples of one series; direction 'lower' or 'higher' is better.
     A regression (improvement) needs significance, the minimum effect, and a CI that, widened by the
     protocol's run-to-run spread `run_cv`, lies wholly on the worse (better) side; stable needs the
@@ -135,9 +136,10 @@ def compare_samples(base, cand, direction: str, alpha: float, min_effect: float,
     w_lo, w_hi = sorted((worse_of(ratio_lo, direction), worse_of(ratio_hi, direction)))
     own_lo, own_hi = sorted(worse_of(r, direction) for r in _ratio_ci_sorted(b, c))
     significant = p < alpha
-    if significant and worse >= min_effect and w_lo > 0:
+    effect = min_effect * (1 - 1e-9)  # a change of exactly the minimum effect (1.05 / 1 - 1 = 0.0499999...) reaches it
+    if significant and worse >= effect and w_lo > 0:
         outcome = "regressed"
-    elif significant and worse <= -min_effect and w_hi < 0:
+    elif significant and worse <= -effect and w_hi < 0:
         outcome = "improved"
     elif -min_effect < own_lo and own_hi < min_effect:
         outcome = "stable"  # the samples' CI lies inside the band of no meaningful change

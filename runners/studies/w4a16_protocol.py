@@ -24,6 +24,7 @@ import triton.language as tl
 
 from runners.correctness import rel_err
 from runners.timing import Protocol, measure
+from runners.studies import w4a16_decode_tune as tune_decode
 from suite.techniques.w4a16_gemm import _LLAMA, TECHNIQUE
 from suite.techniques.w4a16_gemm import gluon_w4a16_decode as G
 from suite.techniques.w4a16_gemm import packing
@@ -31,7 +32,6 @@ from suite.techniques.w4a16_gemm import reference as R
 from suite.techniques.w4a16_gemm import triton_w4a16_decode as D
 from suite.techniques.w4a16_gemm import triton_w4a16_streamk as S
 from suite.techniques.w4a16_gemm import triton_w4a16_tma as T
-from suite.techniques.w4a16_gemm import tune_decode
 
 _LD_EVICT_FIRST = tl.constexpr("{ .reg .b64 pol; .reg .pred p; createpolicy.fractional.L2::evict_first.b64 pol, 1.0; "
                                "setp.ne.b32 p, $2, 0; mov.b32 $0, 0; @p ld.global.L2::cache_hint.b32 $0, [$1], pol; }")

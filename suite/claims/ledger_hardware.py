@@ -41,7 +41,7 @@ CLAIMS = (
           227, "KB", PAGE, "vendor", "B200", "Thread block clusters and distributed shared memory",
           stated(227), None, runs_on=("B200",), projection="suite.claims.projections:no_datasheet",
           technique="cluster_dsmem", analog=Selector("cluster_dsmem", "smem_block_optin_kb", "triton_cta1"),
-          analog_unit="KB one block may opt in to on the H200 (torch.cuda.get_device_properties; the "
+          analog_unit="KB one block may opt in to on the {gpu} (torch.cuda.get_device_properties; the "
                       "cluster_dsmem probe records the per-SM figure beside it)",
           note="a CUDA limit of the architecture; not a throughput, so no roofline applies"),
     Claim("nvfp4_block_32_or_128",

@@ -10,7 +10,14 @@ NOT_REPRODUCED = "not reproduced"
 CONTRADICTED = "contradicted"
 NOT_ON_OUR_HARDWARE = "not reproducible on our hardware"
 PENDING = "pending"
-STATUSES = (REPRODUCED, NOT_REPRODUCED, CONTRADICTED, NOT_ON_OUR_HARDWARE, PENDING)
+# The measurement cannot judge the claim as worded: besides the claim's quantity something else differs
+# between the two sides (our Triton GEMM against cuBLAS), or the value leaves what the measurement can see
+# (a share above the copy ceiling it is a share of). Never counted as contradicting the claim.
+CONFOUNDED = "confounded"
+# The value lies at the end of what the measurement can probe (an edge at the last point of the grid): the
+# true value is at least there, so the band cannot place it.
+CENSORED = "censored"
+STATUSES = (REPRODUCED, NOT_REPRODUCED, CONTRADICTED, CONFOUNDED, CENSORED, NOT_ON_OUR_HARDWARE, PENDING)
 PAGE = "the page (kernel & attention optimization)"  # the source of the figures the page states itself
 
 # Who measured the figure; "ours": the page's figure (often its arithmetic) tested by our own timing.
@@ -32,12 +39,15 @@ class Band:
     hi: float | None = None
     weak: str | None = None
     wording: str = ""  # why this band, in words ("'roughly' -> +-15%")
+    ceiling: float | None = None  # a value above it leaves what the measurement can see: "confounded"
 
     def __post_init__(self) -> None:
         if self.weak not in (None, "below", "above"):
             raise ValueError(f"Band.weak must be None, 'below' or 'above', not {self.weak!r}")
         if self.lo is not None and self.hi is not None and self.lo > self.hi:
             raise ValueError(f"Band lo {self.lo} > hi {self.hi}")
+        if self.ceiling is not None and self.hi is not None and self.hi > self.ceiling:
+            raise ValueError(f"Band hi {self.hi} > its ceiling {self.ceiling}")
 
     def describe(self) -> str:
         if self.lo is not None and self.hi is not None:
@@ -48,12 +58,16 @@ class Band:
             core = f"<= {_fmt(self.hi)}"
         else:
             core = "any value"
+        if self.ceiling is not None:
+            core += f"; above {_fmt(self.ceiling)}: confounded"
         return core + (f" ({self.wording})" if self.wording else "")
 
 
 def judge(value: float, band: Band) -> str:
     """The status rule: inside the band reproduces, outside contradicts (or, on the band's weak
-    side, is "not reproduced")."""
+    side, is "not reproduced"); above the band's ceiling the measurement is "confounded"."""
+    if band.ceiling is not None and value > band.ceiling:
+        return CONFOUNDED
     if band.lo is not None and value < band.lo:
         return NOT_REPRODUCED if band.weak == "below" else CONTRADICTED
     if band.hi is not None and value > band.hi:
@@ -87,6 +101,13 @@ def up_to(x: float, rel: float = 0.10, above: float = 0.15) -> Band:
 
 def at_least(x: float, weak: bool = False, wording: str = "") -> Band:
     return Band(x, None, "below" if weak else None, wording or f">= {_fmt(x)}")
+
+
+def share_of_ceiling(x: float, wording: str = "") -> Band:
+    """A target share x of a ceiling measured in the same job (copy bandwidth): x to 1.0 reproduces it,
+    less contradicts it, and a share above 1.0 is "confounded" (the ceiling does not bound what was
+    timed: cache residency), never a reproduction."""
+    return Band(x, 1.0, None, wording or f">= {_fmt(x)} of the ceiling", ceiling=1.0)
 
 
 def at_most(x: float, weak: bool = False, wording: str = "") -> Band:
@@ -138,11 +159,15 @@ class Arithmetic:
 class Custom:
     """Checked from stored rows by a function: "module:function"(rows) -> (value, detail) or None
     when the rows do not decide it. rows: each case's latest matching run, for each technique, as
-    dicts with technique, impl, case, params, metric, value, direction, run_id, gpu_name."""
+    dicts with technique, impl, case, params, metric, value, direction, run_id, gpu_name. The function may
+    return (value, detail, status) to name a status the band cannot give (CENSORED)."""
 
     technique: Union[str, tuple[str, ...]]
     target: str
-    metric: str | None = None  # only rows of this metric are passed (None: every metric)
+    metric: Union[str, tuple[str, ...], None] = None  # only rows of this metric (or these) are passed (None: every one)
+    # CPU runs are judged too, as a row of their own (never as GPU hardware); False where CPU numerics differ
+    # from the GPU's (Triton's interpreter has no tensor cores); a function that reads GPU rows only needs neither
+    cpu_ok: bool = True
 
     def techniques(self) -> tuple[str, ...]:
         return (self.technique,) if isinstance(self.technique, str) else tuple(self.technique)
@@ -181,6 +206,9 @@ class Claim:
     url: str | None = None
     recalled: bool = False  # figure recalled from the cited source, not quoted from the page
     note: str = ""
+    # What else differs between the two sides of the measurement, always against the claim (our Triton GEMM
+    # against cuBLAS): a value outside the band is then "confounded", not "contradicted" / "not reproduced".
+    confounded_by: str = ""
 
     def __post_init__(self) -> None:
         if self.measured_by not in MEASURED_BY:

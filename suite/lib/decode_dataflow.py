@@ -20,6 +20,7 @@ from suite.lib.dataflow_sync import claim, signal_done, wait_done
 from suite.lib.decode_attention import attn_mma_item, split_plan
 from suite.lib.decode_gemv import MODE_SWIGLU, embed_row, gemv, gemv_pair, gemv_rows, pair_rows
 from suite.lib.interp import interpreting
+from suite.lib.llama import EPS, THETA
 
 # rows (pairs) per item and the K chunk loaded before the wait: 128 registers with 4 warps, so 4 programs
 # per SM; 32-64 KB of weights per item (QKV and O: all of K loaded before the wait; gate/up, down, head: the
@@ -206,8 +207,6 @@ class DataflowDecode:
 
     def __call__(self, out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos) -> None:
         """out (V,) fp32 <- logits; K/V of every layer written at slot pos (see triton_step.run)."""
-        from suite.techniques.decode_step.reference import EPS, THETA
-
         args = (emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos, out, self.hs, self.q, self.att,
                 self.act, self.part_o, self.part_ml, self.count, self.sync, EPS, math.log2(THETA),
                 math.log2(math.e) / math.sqrt(self.D), self.S)

@@ -18,6 +18,7 @@ import triton.language as tl
 from suite.lib.decode_attention import attn_mma_item, split_plan
 from suite.lib.decode_gemv import embed_row, gemv_rows, pair_rows
 from suite.lib.interp import interpreting
+from suite.lib.llama import EPS, THETA
 from suite.lib.l2_prefetch import prefetch_l2
 
 QKV0, ATTN, OPROJ, GATE_UP, DOWN, QKV, HEAD = range(7)  # stage ids (QKV0: layer 0, input from the table)
@@ -189,8 +190,6 @@ class PersistentDecode:
 
     def __call__(self, out, emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos) -> None:
         """out (V,) fp32 <- logits; K/V of every layer written at slot pos (see triton_step.run)."""
-        from suite.techniques.decode_step.reference import EPS, THETA
-
         args = [emb, wqkv, wo, wgu, wd, ln1, ln2, lnf, k_cache, v_cache, token, pos, out, self.hs, self.q,
                 self.att, self.act, self.part_o, self.part_ml, self.count, self.bar, EPS, math.log2(THETA),
                 math.log2(math.e) / math.sqrt(self.D), self.S, self.L]

@@ -152,21 +152,35 @@ def _unit_cube(x: torch.Tensor, proj: torch.Tensor) -> torch.Tensor:
     return ((y / proj.norm(dim=0).max()).clamp(-1, 1 - 1e-6) + 1) / 2
 
 
-def zeta_morton(q, k, block: int, density: float, window: int = 128, bits: int = 10, seed: int = 0):
-    """ZETA-style candidates: keys and query summaries through a 3-D projection, Morton-coded;
-    the `window` keys on either side of each query's code in sorted order are scored exactly,
-    each KV block scored by its best candidate (blocks with none rank last)."""
+def _shifted_codes(u: torch.Tensor, bits: int, shifts: int) -> torch.Tensor:
+    """Points u in [0,1)^3 (..., 3) -> (shifts, ...) int64 Morton codes on `shifts` Z-curves, curve j
+    shifted by j/shifts along every axis on a doubled grid (bits+1 per axis, so resolution is kept).
+    Two points that one curve splits at a high-order cell boundary (adjacent in space, far apart in
+    that curve's order) share a small cell on another: with an odd count >= 4 (dimension + 1; odd,
+    so that no shift j/shifts is itself a dyadic boundary), some curve holds any two points in a
+    common cell of side O(their distance) (Chan's shifted Z-orders)."""
+    return torch.stack([morton_encode3((u + j / shifts) / 2, bits + 1) for j in range(shifts)])
+
+
+def zeta_morton(q, k, block: int, density: float, window: int = 64, bits: int = 10, seed: int = 0,
+                shifts: int = 5):
+    """ZETA-style candidates: keys and query summaries through a 3-D projection, Morton-coded on
+    `shifts` shifted Z-curves; on each curve the `window` keys on either side of each query's code in
+    sorted order are scored exactly (candidates unioned over the curves), each KV block scored by its
+    best candidate (blocks with none rank last). One curve alone misses neighbours across a
+    high-order Z boundary (docs/sparse_attention.md, "ZETA: shifted Z-curves")."""
     bsz, hq, hkv, grp, nq, nk, d = _shape(q, k, block)
     sk, off = k.shape[2], nk - nq
     proj = _make_projection(1, d, 3, seed)[0].to(q.device)
     kf, qbar = k.float(), _q_summary(q, hkv, block)
-    kcode = morton_encode3(_unit_cube(kf, proj), bits)  # (B,Hkv,Sk) int64
-    qcode = morton_encode3(_unit_cube(qbar, proj), bits)  # (B,Hkv,nQB)
+    kcode = _shifted_codes(_unit_cube(kf, proj), bits, shifts)  # (C,B,Hkv,Sk) int64
+    qcode = _shifted_codes(_unit_cube(qbar, proj), bits, shifts)  # (C,B,Hkv,nQB)
     sorted_codes, order = torch.sort(kcode, dim=-1)
     pos = torch.searchsorted(sorted_codes, qcode.contiguous())
     w = min(window, sk // 2)
-    span = (pos[..., None] + torch.arange(-w, w, device=q.device)).clamp(0, sk - 1)
-    cand = torch.gather(order[:, :, None, :].expand(-1, -1, nq, -1), 3, span)  # token positions
+    span = (pos[..., None] + torch.arange(-w, w, device=q.device)).clamp(0, sk - 1)  # (C,B,Hkv,nQB,2w)
+    cand = torch.gather(order[:, :, :, None, :].expand(-1, -1, -1, nq, -1), 4, span)  # token positions
+    cand = cand.permute(1, 2, 3, 0, 4).reshape(bsz, hkv, nq, -1)  # (B,Hkv,nQB,C*2w), repeats harmless
     ck = torch.gather(kf, 2, cand.reshape(bsz, hkv, -1, 1).expand(-1, -1, -1, d)).view(bsz, hkv, nq, -1, d)
     cs = torch.einsum("bhqd,bhqcd->bhqc", qbar, ck)
     qend = (torch.arange(nq, device=q.device) + off + 1) * block

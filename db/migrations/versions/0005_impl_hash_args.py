@@ -25,7 +25,7 @@ def upgrade() -> None:
         "JOIN benchmarks b ON r.benchmark_id = b.id WHERE r.impl_hash IS NOT NULL")).all()
     if not stored:
         return
-    from runners.code_hash import registry_args, with_args  # the registry imports every technique folder
+    from suite.record import registry_args, with_args  # the registry imports every technique folder
 
     args: dict[tuple[str, str], dict | None] = {}
     for bench_id, technique, impl, old in stored:

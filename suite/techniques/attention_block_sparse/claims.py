@@ -28,7 +28,7 @@ CLAIMS = (
           url=NSA_URL, recalled=True, projection="suite.claims.projections:ratio_cancels",
           analog=Custom((T, "attention_dense"), "suite.techniques.attention_block_sparse.claims:sparse_over_fa2",
                         "latency_ms"),
-          analog_unit="x on the H200 (10% of blocks, selector excluded)",
+          analog_unit="x on the {gpu} (10% of blocks, selector excluded)",
           note="hardware (A100) recalled from the paper; our analog is our block-sparse kernel at 10% "
                "density (NSA reads ~9% of keys at 64K) over FA2 on the H200"),
     Claim("nsa_decode_11p6x_64k",

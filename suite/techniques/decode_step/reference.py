@@ -11,10 +11,7 @@ import math
 
 import torch
 
-THETA = 500000.0
-EPS = 1e-5
-LLAMA_1B = {"layers": 16, "hidden": 2048, "heads": 32, "kv_heads": 8, "head_dim": 64,
-            "inter": 8192, "vocab": 128256}
+from suite.lib.llama import EPS, LLAMA_1B, THETA
 
 
 def make_inputs(params: dict, seed: int, device: str) -> dict[str, torch.Tensor]:

@@ -1,4 +1,4 @@
-"""The configurations the decode-step sweep times (suite/techniques/decode_step/sweep.py): the default
+"""The configurations the decode-step sweep times (runners/studies/decode_step_sweep.py): the default
 CONFIGS and MORE, and each named set (`--name`) in SETS, each a tuple of triton_step / persistent /
 dataflow keyword options; the comment beside each set says what it asked and the docs/data file its
 H200 run wrote."""

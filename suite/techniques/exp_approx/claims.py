@@ -27,6 +27,6 @@ CLAIMS = (
                    "run-to-run noise); slower is 'not reproduced'"),
           HYBRID_GAIN, technique=T, runs_on=("B200",), analog=HYBRID_GAIN,
           projection="suite.claims.projections:ratio_cancels",
-          analog_unit="x MUFU-only on the H200 (a Hopper, without Blackwell's lopsided MUFU/tensor balance)",
+          analog_unit="x MUFU-only on the {gpu} (a Hopper, without Blackwell's lopsided MUFU/tensor balance)",
           quantity="best MUFU+polynomial hybrid exp2 throughput / MUFU-only, compute-bound"),
 )

@@ -1,22 +1,26 @@
 """Claims on normalization (page: "Normalization, and the cost of the small operations" and the
-component list's "Normalization"), checked by our timing on the H200."""
-from suite.claims.spec import Claim, Custom, Selector, at_least
+component list's "Normalization"), checked by our timing on each GPU."""
+from suite.claims.spec import Claim, Custom, Selector, at_least, share_of_ceiling
 
 T = "fused_norms"
 SECTION = "Normalization, and the cost of the small operations"
 PAGE = "the page"
 
 
-def layer_over_rms(rows: list[dict], case_rms: str = "rms_t16384h4096", case_layer: str = "layer_t16384h4096"):
-    """LayerNorm / RMSNorm latency of the fused kernel at one shape (GPU rows), unfused torch beside it."""
+def layer_over_rms(rows: list[dict], case_rms: str = "rms_t16384h4096", case_layer: str = "layer_t16384h4096",
+                   impl: str = "torch_unfused"):
+    """LayerNorm / RMSNorm latency of `impl` at one shape (GPU rows; default the multi-pass torch ops, the
+    code the claim's 'pass' exists in), the other implementations beside it."""
     lat = {(r["impl"], r["case"]): r["value"] for r in rows
            if r["metric"] == "latency_ms" and r["device"] == "cuda"}
-    ratio = {i: lat[(i, case_layer)] / lat[(i, case_rms)] for i in ("triton_fused", "torch_unfused", "torch_functional")
+    ratio = {i: lat[(i, case_layer)] / lat[(i, case_rms)] for i in ("torch_unfused", "torch_functional", "triton_fused")
              if (i, case_layer) in lat and (i, case_rms) in lat}
-    if "triton_fused" not in ratio:
+    if impl not in ratio:
         return None
-    return ratio["triton_fused"], "LayerNorm / RMSNorm latency at 16384 x 4096: " + ", ".join(
-        f"{i} {v:.3f}x" for i, v in ratio.items())
+    moot = (f"; moot for one-pass kernels (triton_fused {ratio['triton_fused']:.3f}x): the row is in registers, "
+            "the mean costs a reduction, not a pass" if "triton_fused" in ratio else "")
+    return ratio[impl], "LayerNorm / RMSNorm latency at 16384 x 4096: " + ", ".join(
+        f"{i} {v:.3f}x" for i, v in ratio.items()) + moot
 
 
 CLAIMS = (
@@ -24,8 +28,8 @@ CLAIMS = (
           "RMSNorm is a memory-bound elementwise pass; fused, the win is entirely in trips to memory: "
           "a fused norm runs at the copy bandwidth.",
           0.85, "x copy bandwidth", PAGE + " (the 85% target: issue 17)", "ours", "any", SECTION,
-          at_least(0.85, wording="issue 17's target: >= 85% of the copy bandwidth measured in "
-                   "the same job, at 16K tokens"),
+          share_of_ceiling(0.85, wording="issue 17's target: >= 85% of the copy bandwidth measured in the same "
+                           "job, at 16K tokens; above 100% the copy does not bound what was timed"),
           Selector(T, "ceiling_share", "triton_fused", params={"tokens": 16384}, reduce="worst"), technique=T,
           quantity="fused norm GB/s / GB/s of a 1 GiB device copy timed in the same job, worst of the 16K-token "
                    "cases (hidden 2048-8192, with and without the residual add)",
@@ -43,9 +47,11 @@ CLAIMS = (
           "RMSNorm as an alternative to LayerNorm drops the mean subtraction, which removes one full pass "
           "over the data.",
           1.2, "x (LayerNorm / RMSNorm time)", PAGE, "ours", "any", "Component optimizations — normalization",
-          at_least(1.2, wording="'one full pass' -> LayerNorm at least 20% slower than RMSNorm in the same "
-                   "kind of kernel"),
+          at_least(1.2, wording="'one full pass' -> in code that makes passes over the data, LayerNorm at "
+                   "least 20% slower than RMSNorm written the same way"),
           Custom(T, f"suite.techniques.{T}.claims:layer_over_rms", "latency_ms"), technique=T,
-          quantity="fused LayerNorm / fused RMSNorm latency at 16384 x 4096 (bf16, H200)",
-          note="in a one-pass kernel the row is in registers: the mean costs a reduction, not a pass"),
+          quantity="LayerNorm / RMSNorm latency of the unfused torch ops (one pass per op) at 16384 x 4096 "
+                   "(bf16, {gpu})",
+          note="judged where passes exist (multi-pass code); in a one-pass kernel the row is in registers and the "
+               "mean costs a reduction, not a pass, so the claim is moot there (its ratio is shown beside)"),
 )

@@ -35,7 +35,7 @@ CLAIMS = (
           3, "x", f"{PAGE}; {CUBLAS_BLOG}", "vendor", "GB200 / B200", SECTION, up_to(3),
           Selector(T, "tflops", BF16X9, case=BIG, over="cublas_fp32"),
           technique=T, runs_on=("GB200", "B200"),
-          analog=Selector(T, "tflops", BF16X9, case=BIG, over="cublas_fp32"), analog_unit="x on the H200",
+          analog=Selector(T, "tflops", BF16X9, case=BIG, over="cublas_fp32"), analog_unit="x on the {gpu}",
           projection="suite.claims.projections:fp32_emulation_blackwell",
           note="the projection agrees with suite/techniques/gemm_fp32_emulation/projection.py",
           quantity="best BF16x9 TFLOP/s / cuBLAS FP32 TFLOP/s at 8192^3"),

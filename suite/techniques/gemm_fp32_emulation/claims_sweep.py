@@ -1,6 +1,6 @@
 """BF16x6's conditional correctness, from the exponent sweep (page: "BF16x9 and BF16x6"): the
 page's condition in three parts, each with its own status (lower edge, upper edge, x6 against x9)."""
-from suite.claims.spec import Band, Claim, Custom, at_most
+from suite.claims.spec import CENSORED, Band, Claim, Custom, at_most
 
 SECTION = "BF16x9 and BF16x6 — FP32 accuracy on BF16 silicon"
 PAGE = "the page (kernel & attention optimization), citing the BF16xN paper"
@@ -30,13 +30,21 @@ def valid_range(rows: list[dict], impl: str) -> tuple[int, int] | None:
 
 def _edge(rows: list[dict], side: int):
     """Edge `side` (0 lower, 1 upper) of the first BF16x6 implementation's fp32-accurate run of
-    exp_a around 0 (exp_b = 0) -> (exponent, detail); None without sweep rows."""
+    exp_a around 0 (exp_b = 0) -> (exponent, detail[, CENSORED]); None without sweep rows. An edge at
+    the last exponent the sweep tried on that side is censored: the true edge lies at or beyond it."""
     for impl in X6:
         edges = valid_range(rows, impl)
         if edges:
             n = sum(1 for r in rows if r["impl"] == impl and r["metric"] == "within_fp32")
-            return float(edges[side]), (f"{impl}: within fp32 accuracy (error <= 4x cuBLAS FP32's) for exp_a "
-                                        f"in [{edges[0]}, {edges[1]}] with exp_b = 0 ({n} sweep points stored)")
+            tried = sorted({r["params"]["exp_a"] for r in rows if r["impl"] == impl and r["metric"] == "within_fp32"
+                            and r["params"].get("exp_b") == 0 and "exp_a" in r["params"]})
+            detail = (f"{impl}: within fp32 accuracy (error <= 4x cuBLAS FP32's) for exp_a in [{edges[0]}, "
+                      f"{edges[1]}] with exp_b = 0 ({n} sweep points stored)")
+            if edges[side] == tried[-1 if side else 0]:
+                return float(edges[side]), (detail + f"; {edges[side]} is the last exponent the sweep tries on "
+                                            "this side (fp32's own range ends there): the edge lies at or beyond "
+                                            "it, so the measurement cannot place it"), CENSORED
+            return float(edges[side]), detail
     return None
 
 
@@ -100,7 +108,8 @@ def _edge_claim(side: int, name: str, note: str) -> Claim:
                  f"the {name} edge, {CLAIMED[side]}.",
                  CLAIMED[side], "exponent", PAGE, "authors", "any", SECTION,
                  Band(CLAIMED[side] - 8, CLAIMED[side] + 8, None, _EDGE),
-                 Custom(T, f"suite.techniques.gemm_fp32_emulation.claims_sweep:{name}_edge", "within_fp32"),
+                 Custom(T, f"suite.techniques.gemm_fp32_emulation.claims_sweep:{name}_edge", "within_fp32",
+                        cpu_ok=False),
                  technique=T, quantity=f"{'lowest' if side == 0 else 'highest'} exp_a (exp_b = 0) where BF16x6 "
                  "is within fp32 accuracy", note=note)
 
@@ -114,7 +123,8 @@ CLAIMS = (
           K_TOL, "x fp32 error", PAGE, "authors", "any", SECTION,
           at_most(K_TOL, wording="'valid' -> BF16x6 error <= 4x fp32 IEEE's (the project's rule) wherever "
                   "BF16x9 meets it inside the range"),
-          Custom(T, "suite.techniques.gemm_fp32_emulation.claims_sweep:x6_over_fp32_where_x9_holds", "rel_err"),
+          Custom(T, "suite.techniques.gemm_fp32_emulation.claims_sweep:x6_over_fp32_where_x9_holds", "rel_err",
+                 cpu_ok=False),
           technique=T, quantity="worst BF16x6 error / fp32 IEEE error inside [-110, 111] where BF16x9 is "
           "within fp32 accuracy", note=_NOTE_X6),
 )

@@ -1,8 +1,10 @@
 """The needle grid: depth (11 steps, 0..100%) x strength at the case's context, one row per cell
-and metric, case ids like ctx16k_depth50_s4 (the selector is the implementation)."""
+and metric, case ids like ctx16k_depth50_s4 (the selector is the implementation). Each cell is an
+independent trial: its own haystack and question from a seed derived from the run's seed and the
+cell, so "k of n cells" counts n draws, not one draw n times."""
 from __future__ import annotations
 
-import torch
+import zlib
 
 from suite.lib.block_sparse import dense_block_mask
 from suite.lib.block_sparse_kernel import block_sparse_attention
@@ -17,6 +19,12 @@ def cell_id(ctx: int, depth: float, strength: float) -> str:
     """Stable grid-cell id, e.g. ctx16k_depth50_s4 (strength -2 -> sm2)."""
     s = f"{strength:g}".replace("-", "m")
     return f"ctx{ctx // 1024}k_depth{round(depth * 100)}_s{s}"
+
+
+def cell_seed(seed: int, ctx: int, depth: float, strength: float) -> int:
+    """The cell's own seed: a stable hash (crc32, the same in every process) of the run's seed and
+    the cell id; every selector sees the same haystack in a cell."""
+    return zlib.crc32(f"{seed}:{cell_id(ctx, depth, strength)}".encode()) & 0x7FFFFFFF
 
 
 def run_cell(selector: str, p: dict, depth: float, strength: float, seed: int, device: str) -> dict:
@@ -35,11 +43,12 @@ def probe(fn, case, device: str, seed: int) -> list[dict]:
     rows = []
     for strength in p["strengths"]:
         for depth in DEPTHS:
-            cell = run_cell(selector, p, depth, strength, seed, device)
+            own = cell_seed(seed, p["ctx"], depth, strength)
+            cell = run_cell(selector, p, depth, strength, own, device)
             for metric, value in cell.items():
                 hits = {"k": int(value), "n": 1} if metric in ("recall", "retrieval") else {}  # one trial
                 rows.append({"metric": metric, "unit": _UNITS[metric], "direction": "higher",
                              "value": value, "case": cell_id(p["ctx"], depth, strength), "stats": hits,
                              "params": {"ctx": p["ctx"], "depth": depth, "strength": strength,
-                                        "seed": seed}})
+                                        "seed": own, "base_seed": seed}})
     return rows

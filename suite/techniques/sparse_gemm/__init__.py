@@ -45,6 +45,7 @@ CSR_FP32 = Impl("cusparse_csr_fp32", f"{_PKG}.cusparse_csr:run", args={"fp32": T
 
 TECHNIQUE = Technique(
     name="sparse_gemm",
+    time_depends_on_data=True,  # a random pattern / selection per instance
     impls=(DENSE, CSR, CSR_FP32,
            Impl("triton_tile_skip", f"{_PKG}.triton_tile_skip:run", requires=("triton",),
                 note="walks only the nonzero 64x64 tiles of w (a CSR list over tiles)")),

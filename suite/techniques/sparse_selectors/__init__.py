@@ -14,6 +14,7 @@ def _case(s: int, block: int, density: float, tiers, hq=32, hkv=8, d=128, seeds=
 
 TECHNIQUE = Technique(
     name="sparse_selectors",
+    time_depends_on_data=True,  # a random pattern / selection per instance
     section="Design — sparse attention: the primitive, top-k approximation",
     reference=f"{_REF}:reference",
     make_inputs=f"{_REF}:make_inputs",

@@ -38,7 +38,7 @@ CLAIMS = (
           4, "x FP16 GEMM", MARLIN, "authors", "A10", SECTION,
           Band(3.4, 4.0, "below", "'close to the ideal 4x' -> 85-100% of 4x; less is 'not reproduced'"),
           FUSED_OVER_BF16, technique=T, runs_on=("A10",), analog=FUSED_OVER_BF16,
-          analog_unit="x cuBLAS bf16 on the H200 at M = 16, worst Llama layer shape (our target: >= 3x)",
+          analog_unit="x cuBLAS bf16 on the {gpu} at M = 16, worst Llama layer shape (our target: >= 3x)",
           projection=f"suite.techniques.{T}.claims:weight_bytes_ratio", recalled=True,
           quantity="fused W4A16 speedup over the FP16/BF16 GEMM at batch 16"),
 )

@@ -1,8 +1,8 @@
 """GPU sweep of the decode kernel: correctness against the oracle on fresh inputs first, then every
-config timed with triton.testing.do_bench (L2 cleared per repetition) on the Llama shapes at M = 1
+config timed under runners/timing.py's protocol (runners/studies/timed.py) on the Llama shapes at M = 1
 and 16, beside cuBLAS bf16: a table with TB/s and the ratio, and the best config per case as JSON.
 
-python3 -m suite.techniques.w4a16_gemm.tune_decode --out DIR [--budget-s 90] [--jobs 12] [--deep]
+python3 -m runners.studies.w4a16_decode_tune --out DIR [--budget-s 90] [--jobs 12] [--deep]
 Configs are compiled first in parallel processes (Triton's disk cache), then timed in this one;
 floors first: an empty launch and a device copy of each layer's packed weights, L2 cleared.
 --compile-only: the autotuners' CONFIGS (decode and stream-K kernels) into the disk cache (before a
@@ -21,28 +21,16 @@ from multiprocessing import get_context
 import torch
 import triton
 
+from runners.correctness import rel_err
+from runners.studies.timed import timed
 from suite.techniques.w4a16_gemm import TECHNIQUE, _LLAMA
 from suite.techniques.w4a16_gemm import reference as R
 from suite.techniques.w4a16_gemm import triton_w4a16_decode as D
 from suite.techniques.w4a16_gemm import triton_w4a16_streamk as S
+from suite.techniques.w4a16_gemm.tune_space import DEEP, NIGHTLY, SWEEP
 
-# (layout, BM, BN, SPLIT_K, warps, stages, ASM, CENTRED, PREFETCH): see triton_w4a16_decode; layout
-# "k16" (packing.pack_k16) or "k8" (int4.pack_k).
-BEST = [(64, 4), (64, 8), (64, 16), (128, 4), (128, 8), (128, 16), (256, 4), (256, 8)]  # (BN, SPLIT_K)
-SWEEP = ([("k16", 16, bn, sp, 4, 3, True, True, pf) for bn, sp in BEST for pf in (False, True)]
-         + [("k16", 16, bn, sp, 4, 4, True, True, True) for bn, sp in BEST]
-         + [("k16", 16, bn, sp, 2, 4, True, True, True) for bn, sp in
-            ((32, 1), (32, 2), (32, 4), (64, 2), (64, 4), (64, 8), (128, 4), (128, 8))]
-         + [("k16", 16, bn, 8, 4, 3, True, False, True) for bn in (64, 128, 256)]  # row sums, not centred
-         + [("k8", 16, 128, sp, 4, 3, True, True, True) for sp in (4, 8)]
-         + [("k16", 16, 128, sp, 4, 3, False, False, False) for sp in (4, 8)])  # shifts, no inline PTX
-# Deeper pipelines with little or no split-K: the read-only floor's best config was BLOCK_N 128, no split, 6
-# stages (docs/formats.md), a region SWEEP does not reach.
-DEEP = [("k16", 16, bn, sp, 4, st, True, True, pf) for bn in (64, 128) for sp in (1, 2) for st in (4, 5, 6)
-        for pf in (False, True)] + [("k16", 16, 128, 4, 4, 3, True, True, True)]
-NIGHTLY = [("k16", c.kwargs["BM"], c.kwargs["BN"], c.kwargs["SPLIT_K"], c.num_warps, c.num_stages,
-            c.kwargs.get("ASM", False), c.kwargs.get("CENTRED", False), c.kwargs.get("PREFETCH", False))
-           for c in D.CONFIGS]
+PROTOCOLS: dict[str, None] = {}  # the protocol names the timings were taken under, in order
+
 
 
 def _call(v, out, inp):
@@ -76,18 +64,12 @@ def _compile(variants, device: str = "cuda", n: int = 4096, k: int = 4096, call=
     return bad
 
 
-def rel_err(x: torch.Tensor, ref: torch.Tensor) -> float:
-    """||x - ref|| / ||ref|| in fp64."""
-    return float((x.double() - ref).norm() / ref.norm())
-
-
-def bench(fn, device: str, warmup: int, rep: int) -> float:
-    """Median ms of fn: do_bench on the GPU (L2 cleared per repetition), a plain loop on the CPU."""
-    if device == "cuda":
-        return triton.testing.do_bench(fn, warmup=warmup, rep=rep)
-    t = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t) * 1e3
+def bench(fn, device: str) -> float:
+    """Median ms of fn (runners/studies/timed.py: the runner's protocol on the GPU, two calls on the CPU);
+    the protocol's name is kept in PROTOCOLS for the file."""
+    stats = timed(fn, device)[1]
+    PROTOCOLS.setdefault(stats["protocol"], None)
+    return stats["median"]
 
 
 def check(v, params, seeds, device: str) -> tuple[bool, float, float]:
@@ -153,18 +135,18 @@ def main() -> None:
 
     shapes = {"tiny": (256, 256)} if args.tiny else _LLAMA
     tiny = torch.empty(16, device=dev)
-    floors = {"empty_us": bench(tiny.zero_, dev, 10, 30) * 1e3}  # a launch, L2 cleared
+    floors = {"empty_us": bench(tiny.zero_, dev) * 1e3}  # a launch, L2 cleared
     for layer, (n, k) in shapes.items():  # device copy of the packed weights: read + write, L2 cleared
         qw = R.make_inputs({"m": 1, "n": n, "k": k}, 0, dev)["qweight_k16"]
         dst = torch.empty_like(qw)
-        floors[f"copy_{layer}_us"] = bench(lambda: dst.copy_(qw), dev, 10, 30) * 1e3
+        floors[f"copy_{layer}_us"] = bench(lambda: dst.copy_(qw), dev) * 1e3
     print("floors (us):", {key: round(v, 2) for key, v in floors.items()}, flush=True)
     for layer, (n, k) in shapes.items():
         for m in (1, 16):
             p = {"m": m, "n": n, "k": k}
             inp = R.make_inputs(p, 7, dev)
             out = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
-            cublas = bench(lambda: torch.mm(inp["a"], inp["w_bf16"].t(), out=out), dev, 10, 50)
+            cublas = bench(lambda: torch.mm(inp["a"], inp["w_bf16"].t(), out=out), dev)
             oracle, lo = R.reference(**inp), None
             lo = rel_err(R.lowp_unfused(**inp), oracle)
             nbytes = TECHNIQUE.bytes(p)
@@ -174,7 +156,7 @@ def main() -> None:
                 out.fill_(float("nan"))
                 _call(v, out, inp)
                 e = rel_err(out, oracle)
-                ms = bench(lambda: _call(v, out, inp), dev, 3, 12)
+                ms = bench(lambda: _call(v, out, inp), dev)
                 rows.append({"layer": layer, "m": m, "n": n, "k": k, "variant": list(v), "us": ms * 1e3,
                              "tbps": nbytes / ms / 1e9, "cublas_us": cublas * 1e3, "ratio": cublas / ms,
                              "err": e, "ok": e <= 2 * lo, "nightly_config": v in NIGHTLY})
@@ -194,7 +176,7 @@ def main() -> None:
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "w4a16_decode_sweep.json"), "w") as f:
         json.dump({"device": torch.cuda.get_device_name() if dev == "cuda" else "cpu", "torch": torch.__version__, "triton": triton.__version__,
-                   "compile_failures": failed, "checks": checks, "floors": floors, "best": best, "rows": rows,
+                   "protocols": list(PROTOCOLS), "compile_failures": failed, "checks": checks, "floors": floors, "best": best, "rows": rows,
                    "seconds": time.time() - t0}, f, indent=1)
     print(f"sweep done in {time.time() - t0:.0f} s, {len(rows)} timings", flush=True)
 

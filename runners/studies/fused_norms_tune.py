@@ -1,9 +1,10 @@
 """GPU sweep of the norm kernel's config (warps, rows per program; LayerNorm's one or two reductions) at
 16K tokens and hidden 2048/4096/8192: each config checked against the fp64 oracle on fresh inputs first,
-then timed with triton.testing.do_bench; GB/s and share of the copy bandwidth measured in this script
-(a 1 GiB copy timed as the runner's ceiling, and a copy of the norm's own bytes under do_bench).
+then timed under runners/timing.py's protocol (runners/studies/timed.py); GB/s and share of the copy
+bandwidth measured in this script (a 1 GiB copy timed as the runner's ceiling, and a copy of the norm's own
+bytes timed as the norm is).
 
-python3 -m suite.techniques.fused_norms.tune --out DIR [--budget-s 100] [--jobs 16] [--hidden 2048 ...]
+python3 -m runners.studies.fused_norms_tune --out DIR [--budget-s 100] [--jobs 16] [--hidden 2048 ...]
 Writes DIR/fused_norms_tune.json after each hidden size. --tiny: small shapes and a few configs on the
 CPU under TRITON_INTERPRET=1 (a dry run of the script)."""
 from __future__ import annotations
@@ -18,22 +19,12 @@ from multiprocessing import get_context
 import torch
 import triton
 
+from runners.correctness import rel_err
+from runners.studies.timed import timed
 from suite.lib.bandwidth import copy_gbps
 from suite.lib.norm_triton import config_for, norm
 from suite.techniques.fused_norms import reference as R
-
-# (kind, residual, one_reduce)
-KINDS = (("rms", False, True), ("rms", True, True), ("layer", False, True), ("layer", False, False))
-
-
-def grid(block: int) -> list[tuple[int, int]]:
-    """(warps, rows) with 4 to 64 elements per thread per tensor, the heuristic's config first."""
-    out = [config_for(block)]
-    for w in (1, 2, 4, 8, 16):
-        for r in (1, 2, 4, 8):
-            if 4 <= r * block // (32 * w) <= 64 and (w, r) not in out:
-                out.append((w, r))
-    return out
+from suite.techniques.fused_norms.tune_space import KINDS, grid
 
 
 def _call(p: dict, inp: dict, out: torch.Tensor, cfg, one_reduce: bool) -> None:
@@ -61,11 +52,6 @@ def _compile(jobs: list) -> list[str]:
     return bad
 
 
-def rel_err(x: torch.Tensor, ref: torch.Tensor) -> float:
-    """||x - ref|| / ||ref|| in fp64."""
-    return float((x.double() - ref).norm() / ref.norm())
-
-
 def check(p: dict, cfg, one: bool, device: str, seeds=(11, 12)) -> tuple[bool, float, float]:
     """Worst (error, one-rounding error) vs fp64 on fresh inputs with a ragged row count; ok within 2x."""
     q = dict(p, tokens=min(p["tokens"], 67 if device == "cuda" else 5))
@@ -79,13 +65,11 @@ def check(p: dict, cfg, one: bool, device: str, seeds=(11, 12)) -> tuple[bool, f
     return worst[0] <= 2 * worst[1] and worst[0] == worst[0], *worst
 
 
-def bench(fn, device: str) -> float:
-    """Median ms: do_bench on the GPU (L2 cleared per repetition), one call on the CPU."""
-    if device == "cuda":
-        return triton.testing.do_bench(fn, warmup=10, rep=40, return_mode="median")
-    t = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t) * 1e3
+def bench(fn, device: str) -> tuple[float, str]:
+    """(median ms, protocol name) of fn (runners/studies/timed.py: the runner's protocol on the GPU, two
+    host-timed calls on the CPU)."""
+    stats = timed(fn, device)[1]
+    return stats["median"], stats["protocol"]
 
 
 def main() -> None:
@@ -116,13 +100,14 @@ def main() -> None:
     copy = copy_gbps(device)
     print(f"compiled {len(jobs)} configs in {time.time() - t0:.0f} s ({len(bad)} failed); "
           f"1 GiB copy {copy:.0f} GB/s", flush=True)
-    doc = {"env": env, "copy_gbps_1gib": copy, "compile_failures": bad, "rows": [], "best": {}}
+    doc = {"env": env, "protocols": [], "copy_gbps_1gib": copy, "compile_failures": bad, "rows": [], "best": {}}
     for hd in hiddens:
         hd_jobs = [j for j in jobs if j[0]["hidden"] == hd]
         src = torch.randn(tokens * hd * 2, device=device).to(torch.bfloat16)  # a copy of the 4-tensor bytes
         dst = torch.empty_like(src)
-        copy_own = 2 * src.numel() * 2 / (bench(lambda: dst.copy_(src), device) * 1e-3) / 1e9
-        doc.setdefault("copy_gbps_do_bench", {})[str(hd)] = copy_own
+        copy_ms, proto = bench(lambda: dst.copy_(src), device)
+        copy_own = 2 * src.numel() * 2 / (copy_ms * 1e-3) / 1e9
+        doc.setdefault("copy_gbps_same_protocol", {})[str(hd)] = copy_own
         for p, cfg, one in hd_jobs:
             if time.time() - t0 > a.budget_s:
                 doc["stopped"] = f"budget {a.budget_s} s reached at hidden {hd}"
@@ -135,9 +120,11 @@ def main() -> None:
             if ok:
                 inp = R.make_inputs(p, 0, device)
                 out = R.empty_output(p, device)
-                ms = bench(lambda: _call(p, inp, out, cfg, one), device)
+                ms, proto = bench(lambda: _call(p, inp, out, cfg, one), device)
+                doc["protocols"] += [proto] if proto not in doc["protocols"] else []
                 gbps = 2.0 * p["tokens"] * hd * (4 if p["residual"] else 2) / (ms * 1e-3) / 1e9
-                row.update(ms=ms, gbps=gbps, share_copy_1gib=gbps / copy, share_copy_do_bench=gbps / copy_own)
+                row.update(ms=ms, protocol=proto, gbps=gbps, share_copy_1gib=gbps / copy,
+                           share_copy_same_protocol=gbps / copy_own)
             doc["rows"].append(row)
             name = f"{p['kind']}{'_res' if p['residual'] else ''}{'' if one else '_2red'} h{hd}"
             print(f"{name:18s} w{cfg[0]:<2d} r{cfg[1]:<2d} {'ok ' if ok else 'BAD'} err {err:.2e} "

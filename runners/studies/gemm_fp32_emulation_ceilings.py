@@ -1,16 +1,24 @@
 """Ceilings measured beside a run (GPU): dense GEMM rates of the units the emulations build on, at
-8192^3 by median of triton.testing.do_bench. Prints one JSON object."""
+8192^3, median under runners/timing.py's protocol (runners/studies/timed.py). Prints one JSON object:
+`python3 -m runners.studies.gemm_fp32_emulation_ceilings`."""
 from __future__ import annotations
 
 import json
+import os
+
+from runners.studies.timed import timed
 
 
 def main(n: int = 8192) -> dict:
     """{name: TFLOP/s (TOP/s for int8)} for bf16->fp32 (cuBLAS), fp32 ieee/tf32, fp64, int8."""
     import torch
-    import triton.testing as tt
 
     from suite.lib.planes import fp32_precision
+
+    def tflops(fn) -> float:
+        stats = timed(fn, "cuda")[1]
+        out["protocol"] = stats["protocol"]
+        return round(work / (stats["median"] * 1e-3) / 1e12, 1)
 
     g = torch.Generator(device="cuda").manual_seed(0)
     a, b = (torch.randn(n, n, device="cuda", generator=g) for _ in range(2))
@@ -24,11 +32,11 @@ def main(n: int = 8192) -> dict:
             "fp64_cublas": lambda: ad @ bd}
     out = {}
     for name, fn in runs.items():
-        out[name] = round(work / (tt.do_bench(fn, warmup=50, rep=300) * 1e-3) / 1e12, 1)
+        out[name] = tflops(fn)
     for mode in ("ieee", "tf32"):
         with fp32_precision(mode):
-            out[f"fp32_cublas_{mode}"] = round(work / (tt.do_bench(lambda: a @ b, warmup=50, rep=300) * 1e-3) / 1e12, 1)
-    out.update(n=n, gpu=torch.cuda.get_device_name(), method="triton.testing.do_bench median, 8192^3")
+            out[f"fp32_cublas_{mode}"] = tflops(lambda: a @ b)
+    out.update(n=n, gpu=torch.cuda.get_device_name(), commit=os.environ.get("KWATCH_GIT_COMMIT"))
     return out
 
 

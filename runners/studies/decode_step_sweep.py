@@ -1,13 +1,14 @@
 """Tile sweep of the fused step on a GPU: each configuration (launch mode, GEMV chunk, programs per
-kernel, warps) replayed as a CUDA graph with the L2 flushed before every replay, checked against the
-bf16 eager step first; ms per token and share of the copy bandwidth measured in the same process.
+kernel, warps) replayed as a CUDA graph with the L2 flushed before every replay (runners/timing.py's
+protocol, runners/studies/timed.py), checked against the bf16 eager step first; ms per token and share
+of the copy bandwidth measured in the same process.
 
 Then where the time goes, for the first and fourth configurations: each kind of launch (qkv,
 attention, o_proj, gate_up, down, head) replayed alone, all of its launches and one of them, with the
 bytes it streams; the floor of a chain of as many empty launches as the step has; and the first
 configurations again at each --more-kv.
 
-KWATCH_GIT_COMMIT=<commit> python -m suite.techniques.decode_step.sweep --kv 1024 --out sweep.json [--budget-s 60]
+KWATCH_GIT_COMMIT=<commit> python -m runners.studies.decode_step_sweep --kv 1024 --out sweep.json [--budget-s 60]
     [--more-kv 8192]   (the commit is recorded in the file, as the runner's studies do)
 A dry run on the CPU (interpreter, host timings, no graphs): --device cpu --params '{...tiny...}' --configs 0 4"""
 from __future__ import annotations
@@ -17,9 +18,10 @@ import json
 import os
 import time
 
+from runners.studies.timed import timed
 from suite.techniques.decode_step.sweep_sets import CONFIGS, MORE, SETS
 
-DEV = {"device": "cuda", "params": {}}  # set by main(): a CPU dry run uses "cpu" and tiny params
+DEV = {"device": "cuda", "params": {}, "protocol": None}  # set by main(): a CPU dry run uses "cpu" and tiny params
 
 def step_fn(cfg: dict):
     """The step function and its keyword options for a configuration (persistent or per-launch)."""
@@ -72,38 +74,12 @@ def warm(jobs: list, workers: int, timeout_s: float) -> None:
                 print(json.dumps({"warm": cfg, "kv": kv, "error": err}), flush=True)
 
 
-def time_graph(fn, reps: int = 40) -> list[float]:
-    """ms per replay of fn captured as a CUDA graph, the L2 flushed (zeroed 2 x L2 buffer) before each."""
-    import torch
-
-    if DEV["device"] != "cuda":  # dry run: host timings of plain calls
-        out = []
-        for _ in range(2):
-            t = time.perf_counter()
-            fn()
-            out.append((time.perf_counter() - t) * 1e3)
-        return out
-    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.int8, device="cuda")
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    for _ in range(5):
-        g.replay()
-    out = []
-    for _ in range(reps):
-        flush.zero_()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b))
-    return out
+def time_graph(fn) -> list[float]:
+    """ms per replay of fn captured as a CUDA graph, the L2 flushed before each (runners/timing.py's protocol);
+    a dry run: host timings of plain calls. The protocol's name goes into the file."""
+    samples, stats = timed(fn, DEV["device"], graph=DEV["device"] == "cuda")
+    DEV["protocol"] = stats["protocol"]
+    return samples
 
 
 def launch_floor(n: int, programs: int = 528) -> float:
@@ -117,7 +93,7 @@ def launch_floor(n: int, programs: int = 528) -> float:
     import torch
 
     x = torch.empty(1, device=DEV["device"])
-    ms = sorted(time_graph(lambda: [_empty[(programs,)](x) for _ in range(n)], reps=20))
+    ms = sorted(time_graph(lambda: [_empty[(programs,)](x) for _ in range(n)]))
     return ms[len(ms) // 2]
 
 
@@ -137,7 +113,7 @@ def breakdown(out, inputs: dict, cfg: dict, ceiling: float) -> list[dict]:
     for kind in dict.fromkeys(k for k, _ in calls):
         mine = [c for k, c in calls if k == kind]
         for n in (len(mine), 1):
-            ms = sorted(time_graph(lambda: [c() for c in mine[:n]], reps=30))
+            ms = sorted(time_graph(lambda: [c() for c in mine[:n]]))
             med = ms[len(ms) // 2]
             gb = kind_bytes(kind, inputs) * n / len(mine) / 1e9
             rows.append({"config": cfg, "kind": kind, "launches": n, "median_ms": med,
@@ -250,7 +226,7 @@ def main() -> None:
         rows += sweep({"kv": kv}, more, t0, args.budget_s, ceiling)[0]
     name = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
     doc = {"kv": args.kv, "breakdown": parts, "copy_gbps": ceiling, "device": name, "torch": torch.__version__,
-           "commit": os.environ.get("KWATCH_GIT_COMMIT"), "set": args.set, "rows": rows,
+           "commit": os.environ.get("KWATCH_GIT_COMMIT"), "set": args.set, "protocol": DEV["protocol"], "rows": rows,
            "wall_s": round(time.perf_counter() - t0, 1)}
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=1)

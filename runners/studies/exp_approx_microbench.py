@@ -1,35 +1,23 @@
 """Launch-configuration sweep of the compute-bound exp2 kernels on a GPU (not part of the runner).
 
-`python -m suite.techniques.exp_approx.microbench OUT.json` times the "sum" and "chain" kernels for
-MUFU-only, polynomial-only and hybrid splits at a few (U, num_warps), median of CUDA-event
-timings, and writes T exp/s per configuration, so the runner's fixed configuration (U=128,
-4 warps) can be set beside the others.
+`KWATCH_GIT_COMMIT=<commit> python -m runners.studies.exp_approx_microbench OUT.json` times the
+"sum" and "chain" kernels for MUFU-only, polynomial-only and hybrid splits at a few (U, num_warps) under
+runners/timing.py's protocol (runners/studies/timed.py), and writes T exp/s per configuration and the
+commit, so the runner's fixed configuration (U=128, 4 warps) can be set beside the others.
 """
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 
 import torch
 
+from runners.studies.timed import timed
 from suite.techniques.exp_approx.common import exp2_chain_kernel, exp2_sum_kernel, variant_args
 
 N, TERMS = 1 << 23, 64
-
-
-def time_ms(fn, reps: int = 15) -> list[float]:
-    """CUDA-event times of fn (ms), after two warm-up calls."""
-    fn(), fn()
-    out = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        out.append(a.elapsed_time(b))
-    return out
 
 
 def sweep(configs, fractions, degree: int = 3, on_row=None) -> list[dict]:
@@ -46,9 +34,9 @@ def sweep(configs, fractions, degree: int = 3, on_row=None) -> list[dict]:
                 args = variant_args(degree if k else 0, k)
                 grid = (triton_cdiv(N, 16 * u),)
                 fn = lambda: kernel[grid](x, out, N, TERMS, arg, U=u, num_warps=warps, **args)
-                ms = time_ms(fn)
+                ms, stats = timed(fn, "cuda")
                 rows.append({"kind": kind, "u": u, "num_warps": warps, "sixteenths": k,
-                             "degree": degree if k else 0, "samples_ms": ms,
+                             "degree": degree if k else 0, "samples_ms": ms, "protocol": stats["protocol"],
                              "texp_per_s": N * TERMS / (statistics.median(ms) * 1e-3) / 1e12})
                 print(json.dumps({k2: v for k2, v in rows[-1].items() if k2 != "samples_ms"}), flush=True)
                 if on_row:
@@ -63,6 +51,7 @@ def triton_cdiv(a: int, b: int) -> int:
 def _write(rows: list[dict]) -> None:
     with open(sys.argv[1], "w") as f:
         json.dump({"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
+                   "commit": os.environ.get("KWATCH_GIT_COMMIT"),
                    "n": N, "terms": TERMS, "rows": rows}, f, indent=1)
 
 
