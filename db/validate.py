@@ -97,6 +97,9 @@ def validate(doc: dict, name: str = "document") -> None:
     """Raise ResultFileError for the first schema violation, naming its field path."""
     if not isinstance(doc, dict):
         raise ResultFileError(f"{name}: not a result file (a JSON {type(doc).__name__}, not an object)")
+    if "schema" not in doc and "run" not in doc and "results" not in doc:
+        raise ResultFileError(f"{name}: not a result file (no 'schema', 'run' or 'results' key; a study record "
+                              "or another JSON document? Keys: " + ", ".join(sorted(map(str, doc))[:8]) + ")")
     if "schema" in doc and doc["schema"] != 1:
         raise ResultFileError(f"{name}: field schema: unsupported schema version {doc['schema']!r} "
                               "(this KernelWatch reads schema 1)")

@@ -18,7 +18,7 @@ def test_zeta_retrieves_every_needle_on_the_h100_nightly():
 
 
 def test_the_h100_recall_sweep_missed_no_needle():
-    doc = json.loads((H100 / "zeta_recall_f4b29cc.json").read_text())
+    doc = json.loads((H100 / "studies" / "zeta_recall_f4b29cc.json").read_text())
     assert doc["gpu"].startswith("NVIDIA H100")
     for ctx in ("65536", "131072"):
         got = doc["results"]["zeta_morton"][ctx]
