@@ -9,7 +9,6 @@ from db.engine import NoDatabase, open_db, resolve_url
 from db.ingest import load_any
 from db.series import latest_run_id, run_document
 from db.urls import mask_url
-from runners.code_hash import registry_args, rekey_doc
 from runners.env import HARDWARE_KEYS, SOFTWARE_KEYS, key_of
 
 
@@ -43,8 +42,8 @@ class RunData:
 
 def load_document(path: str | Path) -> dict:
     """A validated schema-1 document from a KernelWatch result file or a pytest-benchmark JSON file,
-    its impl_hash values as today's writer makes them (as stored by ingest)."""
-    return rekey_doc(load_any(path)[0], registry_args)
+    its rows as they recorded themselves (as ingest stores them)."""
+    return load_any(path)[0]
 
 
 def from_document(ref: str, doc: dict, origin: str) -> RunData:

@@ -17,7 +17,6 @@ from db.pytest_benchmark import is_pytest_benchmark, to_document
 from db.run_identity import content_hash, matches_stored
 from db.samples import pack
 from db.validate import ResultFileError, load_and_validate, parse_time, validate
-from suite.record import registry_args, rekey_doc
 from suite.record import HARDWARE_KEYS, SOFTWARE_KEYS, UNREADABLE, key_of, read_text
 
 
@@ -119,8 +118,9 @@ def store_validated(session: Session, docs: list[tuple[str, dict, str]]) -> list
                    error=x["error"], impl_version=x["impl_version"], impl_hash=x["impl_hash"],
                    protocol=(x["stats"] or {}).get("protocol"), params=x["params"], samples=x["samples"],
                    samples_f64=pack(x["samples"]), stats=x["stats"])
-            # a run written before impl_hash covered the args: its hashes as today's writer makes them
-            for x in rekey_doc(doc, registry_args)["results"])
+            # every row as it recorded itself: a run written before impl_hash covered the args keeps its
+            # hashes (today's registry may not hold the args it ran with)
+            for x in doc["results"])
         session.flush()
         outcomes[run["id"]] = IngestOutcome(run["id"], True, len(doc["results"]), run.get("finished_at") is None)
     return [outcomes[doc["run"]["id"]] for _, doc, _ in docs]

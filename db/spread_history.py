@@ -25,7 +25,6 @@ from db.verdict import counts_of, host_timer, metric_kind, prepare
 from db.verdict.rules import FRACTION, THROUGHPUT, TIMING
 from db.queries import read_engine, tables
 from db.verdict.spread import Entry, SpreadTable, committed, key_of, siblings
-from suite.record import registry_args, rekey_doc
 from suite.record import HARDWARE_KEYS, SOFTWARE_KEYS
 from suite.record import key_of as env_key
 
@@ -59,7 +58,6 @@ class Builder:
                     self.fraction[(key, software_key, r.get("impl_hash"))].setdefault(run_id, kn)
 
     def add_document(self, doc: dict) -> None:
-        doc = rekey_doc(doc, registry_args)  # hashes as today's writer makes them, as the gate compares
         run = doc["run"]
         env = run.get("env") or {}
         hw = run.get("hardware_key") or env_key(env, HARDWARE_KEYS)

@@ -7,8 +7,8 @@ import importlib.util
 from functools import lru_cache
 from pathlib import Path
 
-# The hash scheme's pure parts (with_args, rekey_doc, registry_args) live in the result record, which db reads too.
-from suite.record import HASH_SCHEME, registry_args, rekey_doc, with_args  # noqa: F401
+# The hash scheme's pure parts (HASH_SCHEME, with_args) live in the result record, which db reads too.
+from suite.record import HASH_SCHEME, with_args  # noqa: F401
 
 
 @lru_cache(maxsize=None)

@@ -68,31 +68,3 @@ def with_args(closure_hash: str, args: dict) -> str:
         return closure_hash
     canonical = json.dumps(args, sort_keys=True, separators=(",", ":"), default=repr)
     return hashlib.sha256(f"{closure_hash}\0{canonical}".encode()).hexdigest()[:16]
-
-
-def rekey_doc(doc: dict, args_of) -> dict:
-    """A result document written before HASH_SCHEME with each row's impl_hash as it would be written now:
-    with_args(stored hash, args) where `args_of(technique, impl)` names the implementation's args
-    (None when it has none or is unknown). Documents already of HASH_SCHEME come back unchanged."""
-    if doc["run"].get("config", {}).get("impl_hash") == HASH_SCHEME:
-        return doc
-    rows, memo = [], {}
-    for r in doc["results"]:
-        key = (r["technique"], r["impl"])
-        if r.get("impl_hash") and key not in memo:
-            memo[key] = args_of(*key)
-        args = memo.get(key) if r.get("impl_hash") else None
-        rows.append({**r, "impl_hash": with_args(r["impl_hash"], args)} if args else r)
-    return {**doc, "results": rows}
-
-
-def registry_args(technique: str, impl: str) -> dict | None:
-    """The args of an implementation in today's registry (None for unknown techniques and impls)."""
-    from suite.registry import get  # lazily: a technique folder imports torch
-
-    try:
-        tech = get(technique)
-    except Exception:  # unknown, or a folder that no longer imports: nothing to re-key by
-        return None
-    found = next((i for i in tech.impls if i.name == impl), None)
-    return dict(found.args) if found and found.args else None

@@ -27,7 +27,7 @@ def test_health_page_names_runs_commits_and_kernels(cpu_url, monkeypatch):  # no
     assert pd.Timestamp(row["baselines from"]) == pd.Timestamp(first["started_at"]).tz_localize(None)
     series = at.dataframe[1].value
     assert set(series["run"]) == {second["id"][:12]} and set(series["baseline_run"].dropna()) == {first["id"][:12]}
-    stored = run_results(cpu_url, second["id"])  # ingest may re-key a file's hashes (runners.code_hash.rekey_doc)
+    stored = run_results(cpu_url, second["id"])
     hashes = {(t, i): h[:7] for t, i, h in zip(stored["technique"], stored["impl"], stored["impl_hash"]) if h}
     assert len(set(series["kernel"])) > 5
     assert all(k == hashes[(t, i)] for t, i, k in zip(series["technique"], series["impl"], series["kernel"]))

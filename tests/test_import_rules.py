@@ -58,7 +58,7 @@ def test_suite_imports_only_itself_and_technique_folders_read_alone():
 
 
 def test_db_imports_nothing_from_runners():
-    # the hash scheme db re-keys pre-scheme runs by (with_args, rekey_doc, registry_args) is in suite/record.py
+    # the hash scheme (HASH_SCHEME, with_args) is in suite/record.py
     assert sorted(db_runner_edges(ROOT)) == []
 
 
@@ -72,7 +72,7 @@ def test_the_check_sees_a_broken_rule(tmp_path):
     (tmp_path / "suite" / "lib" / "k.py").write_text("from db.models import Run\n"
                                                     "def f():\n    from suite.techniques.a.reference import EPS\n")
     (tmp_path / "db" / "migrations").mkdir(parents=True)
-    (tmp_path / "db" / "migrations" / "m.py").write_text("def up():\n    from runners.code_hash import rekey_doc\n")
+    (tmp_path / "db" / "migrations" / "m.py").write_text("def up():\n    from runners.code_hash import with_args\n")
     (tmp_path / "db" / "q.py").write_text("import runners\nimport suite.registry\n")
     assert violations(tmp_path) == ["suite/lib/k.py -> db.models",
                                     "suite/lib/k.py -> suite.techniques.a.reference",
