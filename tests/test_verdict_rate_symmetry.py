@@ -50,14 +50,17 @@ def test_worse_of_is_the_time_scale():
 def test_latency_and_tflops_agree(factor):
     base, cand = rows(RUNS[0]), rows(RUNS[1])
     found = 0
-    statuses = set()
+    statuses, unsteady = set(), 0
     for lb, lc, tb, tc in pairs(base, cand):
         lat = judge(lb, slowed(lc, factor))
         thr = judge(tb, slowed(tc, factor))
         assert lat.status == thr.status, (lb["impl"], lb["case"], factor, lat.reason, thr.reason)
+        if lat.reason.startswith("unsteady"):  # no history given here: a wildly scattering series waits
+            unsteady += 1
+            continue
         statuses.add(lat.status)
         found += 1
-    assert found >= 20
+    assert found >= 20 and unsteady <= found // 4
     if factor >= 1.2:
         assert statuses == {"regressed"}
     if factor <= 0.90:

@@ -218,6 +218,26 @@ def _timing(v: Verdict, base: dict, cand: dict, th: R.Thresholds, ab: bool = Fal
                                "MHz): the GPU throttled, so part of a difference may be the clock, not the code")
     if v.status == R.REGRESSED and clock_drop(cand, th.clock_drop):
         _clock_normalised(v, base, cand, th, ab, hw)
+    if v.status == R.REGRESSED and not ab and not R.host_timer(protocol):
+        _unsteady(v, base, cand, t, protocol, hw)
+
+
+def _unsteady(v: Verdict, base: dict, cand: dict, th: R.Thresholds, protocol: str, hw: str) -> None:
+    """A regression of a series with no same-code history whose samples scatter within a run far beyond the
+    protocol's run-to-run spread (Thresholds.unsteady_cv) is ambiguous: such series move between runs of
+    the same code by more than the protocol's spread says."""
+    if th.spread_table().has_history(spread_key(cand, hw or cand.get("hardware_key") or "")):
+        return
+    cv = th.run_cv(protocol)
+    sides = [_finite((row.get("stats") or {}).get("rel_spread")) for row in (base, cand)]
+    worst = max((x for x in sides if x is not None), default=None)
+    if not cv or worst is None or worst < th.unsteady_cv * cv:
+        return
+    v.status, v.ambiguous = R.INSUFFICIENT, True
+    shown = ", ".join(f"{side} {x:.1%}" for side, x in zip(("baseline", "candidate"), sides) if x is not None)
+    v.reason = (f"unsteady: {v.change:+.1%}, but the samples scatter within a run ({shown} stdev/mean) over "
+                f"{th.unsteady_cv:g}x the protocol's {cv:.1%} run-to-run spread and no same-code runs of this "
+                f"series here show how far it moves: re-measure (--remeasure); first: {v.reason}")
 
 
 def mean_clock(row: dict) -> Optional[float]:

@@ -115,6 +115,11 @@ class SpreadTable:
             return None
         return TimingSpread(sigma, nu, _quantile(nu))
 
+    def has_history(self, key: tuple) -> bool:
+        """Whether same-code runs of this timing series were learned from (at least two)."""
+        e = self.timings.get(key)
+        return e is not None and e.df > 0
+
     def dispersion(self, key: tuple) -> Optional[tuple[float, int]]:
         """(phi, df): how many times the binomial variance k/n shows between same-code runs (>= 1,
         moderated towards 1 with PRIOR_DF), or None without history or where phi rounds to 1."""
