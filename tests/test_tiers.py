@@ -12,7 +12,7 @@ import yaml
 from tests import tiers
 from tests.conftest import ROOT
 
-FAST = 'python -m pytest -m "not slow and not browser"'
+FAST = 'python -m pytest -m "not slow and not browser" -n 2'
 
 
 def _functions(path) -> set[str]:
