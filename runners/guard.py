@@ -172,33 +172,34 @@ def cpu_clock_check(perf_s: float, mono_s: float, calls: int) -> None:
                                 f"against {mono_s * 1e3:.4g} ms over {calls} calls")
 
 
-def l2_persisting_clear() -> None:
-    """Set the persisting-L2 reservation to zero before timed calls: some hosts start a process with one
-    (9 MiB on an H100 host), which no code under test asked for; a no-op off a GPU."""
+def _l2_persisting_reset() -> int:
+    """Zero the persisting-L2 reservation (cudaLimitPersistingL2CacheSize) and reset the lines it holds;
+    return the bytes that were reserved (0 off a GPU or without libcudart)."""
     lib = _cudart()
     if lib is None:
-        return
+        return 0
     import ctypes
 
     size = ctypes.c_size_t(0)
     if lib.cudaDeviceGetLimit(ctypes.byref(size), 0x06) == 0 and size.value > 0:  # cudaLimitPersistingL2CacheSize
         lib.cudaCtxResetPersistingL2Cache()
         lib.cudaDeviceSetLimit(0x06, ctypes.c_size_t(0))
+        return size.value
+    return 0
+
+
+def l2_persisting_clear() -> None:
+    """Set the persisting-L2 reservation to zero before timed calls: some hosts start a process with one
+    (9 MiB on an H100 host), which no code under test asked for; a no-op off a GPU."""
+    _l2_persisting_reset()
 
 
 def l2_persisting_check() -> None:
     """Raise when the code under test reserved persisting L2 (cudaLimitPersistingL2CacheSize > 0 after
     l2_persisting_clear), which the L2 flush cannot evict; a no-op off a GPU or without libcudart."""
-    lib = _cudart()
-    if lib is None:
-        return
-    import ctypes
-
-    size = ctypes.c_size_t(0)
-    if lib.cudaDeviceGetLimit(ctypes.byref(size), 0x06) == 0 and size.value > 0:  # cudaLimitPersistingL2CacheSize
-        lib.cudaCtxResetPersistingL2Cache()
-        lib.cudaDeviceSetLimit(0x06, ctypes.c_size_t(0))
-        raise BoundaryViolation(f"the code under test reserved {size.value >> 20} MiB of persisting L2, "
+    reserved = _l2_persisting_reset()
+    if reserved:
+        raise BoundaryViolation(f"the code under test reserved {reserved >> 20} MiB of persisting L2, "
                                 "which the L2 flush cannot evict (an access-policy window)")
 
 

@@ -114,3 +114,28 @@ def test_health_first_run_on_a_gpu_and_one_series_per_kernel(site, driver):  # n
         kinds.setdefault((r.hardware, r.technique, r.impl, r.case_id, r.protocol), set()).add(metric_kind(r.metric, r.unit))
     assert not [k for k, v in kinds.items() if {"timing", "throughput"} <= v]  # latency and its rate: one series
     assert f"all {len(series)} series" in text
+
+
+def test_hardware_page_on_the_real_h100_and_h200_nightlies(tmp_path, driver):  # noqa: F811
+    """The page over data nobody shaped for it: the H100 nightly of 1661801 (results/h100) beside the H200
+    nightly dce11dc; its screenshot is README's (docs/screenshots/hardware.png with KWATCH_SCREENSHOTS)."""
+    import os
+    from pathlib import Path
+
+    url = f"sqlite:///{tmp_path / 'kw.db'}"
+    docs = []
+    for name, path in (("h100", ROOT / "results/h100/nightly_v4_1661801.json.gz"),
+                       ("h200", ROOT / "results/h200/nightly_v4_dce11dc.json.gz")):
+        with gzip.open(path, "rt") as f:
+            docs.append((name, json.load(f)))
+    ingest(url, docs)
+    with serve(url, tmp_path) as base:
+        text = page_text(driver, base, f"hardware?gpu_a={H100}&gpu_b=NVIDIA H200", timeout=180)
+        assert "Traceback" not in text
+        assert re.search(r"No quality difference: \d+ quality series agree|\d+ quality series differ", text), text[:2000]
+        m = re.search(r"(\d+) of (\d+) series move against the prediction", text)
+        assert m and int(m.group(2)) > 300, text[:2000]
+        out = Path(os.environ.get("KWATCH_SCREENSHOTS") or ROOT / ".pytest_cache" / "screenshots")
+        out.mkdir(parents=True, exist_ok=True)
+        driver.set_window_size(1400, 1800)
+        assert driver.save_screenshot(str(out / "hardware.png"))

@@ -46,7 +46,7 @@ with c3:
 c = compared(url, gpu_a, gpu_b, None if commit == NEWEST else commit)
 st.caption(f"A: {md_text(c.gpu_a)} (run {c.run_a[:12]}, {c.commit_a[:7]}) · B: {md_text(c.gpu_b)} "
            f"(run {c.run_b[:12]}, {c.commit_b[:7]}) · {md_text(c.caption)}")
-st.dataframe(pd.DataFrame([{"ceiling": k, "A": a, "B": b, "B / A": r} for k, (a, b, r) in c.ceilings.items()]),
+st.dataframe(pd.DataFrame([{"ceiling": k, "A": a, "B": b, "B over A": round(r, 3)} for k, (a, b, r) in c.ceilings.items()]),
              hide_index=True, key="hw_ceilings")
 
 st.subheader("Quality: the count test between the GPUs")
