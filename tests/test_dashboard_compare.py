@@ -82,6 +82,17 @@ def test_every_series_with_a_change_is_on_a_chart_page(cmp_url, monkeypatch):
     series with a relative change (a stable one has one too), and each is on one of the chart's pages."""
     import json
 
+    import db.verdict.spread as spread
+
+    # judged on the protocols' spreads alone: the count and the paging are under test, not the shipped table
+    # (with it these v3 -> layout_v2 runs have no series judged changed; on the protocol spreads, 3)
+    import db.spread_history
+
+    monkeypatch.setattr(spread, "committed", lambda: spread.SpreadTable())
+    monkeypatch.setattr(db.spread_history, "committed", lambda: spread.SpreadTable())
+    import streamlit as st
+
+    st.cache_data.clear()  # the page's verdicts cached by an earlier test were judged with the table
     at = run_page(cmp_url, "compare", monkeypatch, {"by": "commit", "baseline": "ed9c4f3", "candidate": "68b2fdc"})
     t = table(at)
     judged = t["label"].str.startswith(("regressed", "improved")) & t["rel_change"].notna()
