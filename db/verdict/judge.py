@@ -118,6 +118,11 @@ def _hardware_key(v: Verdict, cand: dict) -> str:
     return getattr(v.key, "hardware_key", "") or cand.get("hardware_key") or ""
 
 
+def _series_key(cand: dict, hardware_key: str = "") -> tuple:
+    """The row's key in the spread table (its hardware: the verdict's, else the row's own)."""
+    return spread_key(cand, hardware_key or cand.get("hardware_key") or "")
+
+
 def series_spread(cand: dict, th: R.Thresholds, hardware_key: str = "", base: Optional[dict] = None) -> Optional[TimingSpread]:
     """The series' own run-to-run spread learned from earlier same-code runs, where it is wider than
     its protocol's, or narrower where enough history says so (None: the protocol's spread decides).
@@ -125,8 +130,7 @@ def series_spread(cand: dict, th: R.Thresholds, hardware_key: str = "", base: Op
     protocol = (cand.get("stats") or {}).get("protocol") or ""
     if R.host_timer(protocol):
         return None
-    s = th.spread_table().timing(spread_key(cand, hardware_key or cand.get("hardware_key") or ""),
-                                 th.run_cv(protocol))
+    s = th.spread_table().timing(_series_key(cand, hardware_key), th.run_cv(protocol))
     return s
 
 
@@ -226,12 +230,10 @@ def _unsteady(v: Verdict, base: dict, cand: dict, th: R.Thresholds, protocol: st
     """A regression of a series with no same-code history whose samples scatter within a run far beyond the
     protocol's run-to-run spread (Thresholds.unsteady_cv) is ambiguous: such series move between runs of
     the same code by more than the protocol's spread says."""
-    if th.spread_table().has_history(spread_key(cand, hw or cand.get("hardware_key") or "")):
-        return
     cv = th.run_cv(protocol)
     sides = [_finite((row.get("stats") or {}).get("rel_spread")) for row in (base, cand)]
     worst = max((x for x in sides if x is not None), default=None)
-    if not cv or worst is None or worst < th.unsteady_cv * cv:
+    if not cv or worst is None or worst < th.unsteady_cv * cv or th.spread_table().has_history(_series_key(cand, hw)):
         return
     v.status, v.ambiguous = R.INSUFFICIENT, True
     shown = ", ".join(f"{side} {x:.1%}" for side, x in zip(("baseline", "candidate"), sides) if x is not None)
