@@ -10,8 +10,12 @@ from runners.guard import BoundaryViolation
 from suite.spec import resolve
 
 CALLS = 2  # audit calls per round (each on new values, each followed by a repeat)
-ROUNDS = 3  # a round whose times look like replay is repeated on new values before refusing
-REPLAY_RATIO = 3.0  # refused when the fastest call on new values is this many times the fastest repeat
+ROUNDS = 4  # a round whose times look like replay is repeated on new values before refusing
+# Refused when the fastest call on new values, over every round so far, is this many times the fastest
+# repeat: replay is slow on every new instance, noise is not (on a CPU shared by other processes
+# single 1.4 ms calls of torch_dhsa_chunks took 1.5-216 ms; one round's two calls alone looked 8.5x
+# "replayed" in one run of four, and all three rounds did once in CI).
+REPLAY_RATIO = 3.0
 SEED_OFFSET = 1_000_003
 
 
@@ -35,17 +39,17 @@ def _floating(t) -> bool:
     return (t.is_floating_point() or t.is_complex()) and t.layout == torch.strided
 
 
-def _graft(like, fresh, all_tensors: bool):
-    """`like` with every dense floating-point tensor (every tensor: all_tensors) replaced by the one at the
-    same place in `fresh`, and the others (the instance's structure) cloned from `like`."""
+def _graft(like, fresh, refill):
+    """`like` with every tensor that refill(tensor) selects replaced by the one at the same place in
+    `fresh`, and the others (the instance's structure) cloned from `like`."""
     import torch
 
     if isinstance(like, dict):
-        return {k: _graft(v, fresh[k], all_tensors) for k, v in like.items()}
+        return {k: _graft(v, fresh[k], refill) for k, v in like.items()}
     if isinstance(like, (list, tuple)):
-        return type(like)(_graft(a, b, all_tensors) for a, b in zip(like, fresh))
+        return type(like)(_graft(a, b, refill) for a, b in zip(like, fresh))
     if isinstance(like, torch.Tensor):
-        return fresh if all_tensors or _floating(like) else like.clone()
+        return fresh if refill(like) else like.clone()
     return like
 
 
@@ -68,9 +72,20 @@ class Audit:
         self.skipped: str | None = None
         self._first = None
         # KernelBench: every tensor gets the fresh instance's values (integer targets too: a solution has
-        # no plan to keep); elsewhere only dense floating-point ones, and only where the instance's
-        # structure does not depend on the seed (a technique may cache a plan per selection).
+        # no plan to keep); elsewhere the inputs the technique names (Technique.audit_inputs) where its
+        # structure depends on the seed (a technique may cache a plan per selection), or else every
+        # dense floating-point input, and only where no structure depends on the seed.
         self.all_tensors = str(tech.make_inputs).startswith("runners.kernelbench:")
+        self.named = () if self.all_tensors else tuple(getattr(tech, "audit_inputs", ()))
+        self._refilled: set[int] = set()  # ids of the timed tensors the audit refills
+
+    def _refill(self, t) -> bool:
+        """Whether timed tensor t gets each fresh instance's values."""
+        if self.all_tensors:
+            return True
+        if self.named:
+            return id(t) in self._refilled
+        return _floating(t)
 
     def ready(self) -> bool:
         """Whether the audit can run: a fresh instance has the timed one's structure, shapes and
@@ -83,9 +98,10 @@ class Audit:
 
         if not isinstance(self.out, torch.Tensor):
             return "the output is not one tensor"
-        a = _leaves(self.inputs, [])
         self._first = resolve(self.tech.make_inputs)(self.case.params, self.seed(0, 0), self.device)
-        b = _leaves(self._first, [])
+        if self.named:
+            return self._why_not_named()
+        a, b = _leaves(self.inputs, []), _leaves(self._first, [])
         if len(a) != len(b):
             return "an input instance's structure depends on its seed"
         floats = 0
@@ -110,6 +126,20 @@ class Audit:
             floats += 1
         return None if floats else "no floating-point input to change"
 
+    def _why_not_named(self) -> str | None:
+        """The technique names the inputs to refill (Technique.audit_inputs): each must be a dense
+        floating-point tensor of the same shape and dtype in every instance."""
+        import torch
+
+        for name in self.named:
+            x, y = self.inputs.get(name), self._first.get(name)
+            if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and _floating(x)):
+                return f"audit input {name!r} is not a dense floating-point tensor of the instance"
+            if x.shape != y.shape or x.dtype != y.dtype:
+                return f"audit input {name!r}'s shape or dtype depends on the seed"
+        self._refilled = {id(x) for name in self.named for x in _leaves(self.inputs[name], [])}
+        return None
+
     def seed(self, rnd: int, k: int) -> int:
         """The seed of audit call k of round rnd: the same for every implementation of a case in a run."""
         return self.seed0 + SEED_OFFSET + rnd * CALLS + k
@@ -131,13 +161,13 @@ class Audit:
             torch.cuda.synchronize()
 
     def prepare(self, k: int) -> None:
-        """Write instance k's floating-point values into the timed operands (through .data: tensor versions
-        unchanged; integer inputs, the instance's structure, are left as timed) and poison the output."""
+        """Write instance k's values into the timed operands that are refilled (through .data: tensor versions
+        unchanged; the instance's structure is left as timed) and poison the output."""
         import torch
 
         seed, fresh = self.round[k]
         for dst, src in zip(_leaves(self.inputs, []), _leaves(fresh, [])):
-            if isinstance(dst, torch.Tensor) and (_floating(dst) or self.all_tensors):
+            if isinstance(dst, torch.Tensor) and self._refill(dst):
                 dst.data.copy_(src)
         self.pending = (seed, fresh)
         if self.out.is_floating_point():
@@ -146,14 +176,14 @@ class Audit:
     def _answer(self, seed: int, fresh):
         """(oracle output, low-precision error or None) for the values of instance `fresh` (computed on
         its own tensors, which the timed call never touched; once per case and seed)."""
-        merged = _graft(self.inputs, fresh, self.all_tensors)  # the values the call saw
+        merged = _graft(self.inputs, fresh, self._refill)  # the values the call saw
         key = (self.tech.name, self.case.id, "audit", seed)
         ref = self.cache.get(key + ("ref",), lambda: resolve(self.tech.reference)(**merged))
         tol = self.tech.tolerances[self.impl.accuracy]
         if tol.atol is not None:
             return ref, None
         lowp = self.cache.get(key + (self.impl.accuracy,),
-                              lambda: rel_err(resolve(tol.lowp)(**_graft(self.inputs, fresh, self.all_tensors)), ref))
+                              lambda: rel_err(resolve(tol.lowp)(**_graft(self.inputs, fresh, self._refill)), ref))
         return ref, lowp
 
     def keep(self, ms: float) -> None:
@@ -166,9 +196,9 @@ class Audit:
         self.control.append(ms)
 
     def replayed(self) -> str | None:
-        """Why this round's times show replay (a call on new values far slower than the same call
-        repeated right after it on those values), or None."""
-        fresh, again = min(self.times[-CALLS:]), min(self.control[-CALLS:])
+        """Why the rounds so far show replay (every call on new values far slower than the fastest
+        call repeated right after one on the same values), or None."""
+        fresh, again = min(self.times), min(self.control)
         if again * REPLAY_RATIO < fresh:
             return (f"timed calls on repeated inputs ran {fresh / again:.0f}x faster than on fresh inputs "
                     f"({again:.4g} ms against at least {fresh:.4g} ms): results are being replayed")

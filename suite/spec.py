@@ -120,6 +120,11 @@ class Technique:
     # Its time depends on the input instance (a random sparsity pattern or block selection): a timing
     # difference between two rows timed on different instances cannot be put on the code alone.
     time_depends_on_data: bool = False
+    # Where the instance's structure (integer or sparse inputs, or floats derived from them) depends on
+    # the seed: the top-level inputs the fresh-value audit (runners/guard_audit.py) may refill with a
+    # fresh instance's values while the rest stays as timed. Empty: every dense floating-point input,
+    # and the audit only runs where no structure depends on the seed.
+    audit_inputs: tuple[str, ...] = ()
     claims: tuple[str, ...] = ()  # claim ids this technique reproduces
     description: str = ""
     smoke: tuple[str, ...] = ()  # implementations of the quick smoke tier (empty: all of them)

@@ -21,6 +21,7 @@ def _case(s: int, block: int, density: float, tiers, hq=32, hkv=8, d=128, seeds=
 
 TECHNIQUE = Technique(
     name="attention_block_sparse",
+    audit_inputs=("q", "k", "v"),  # the block selection is the structure
     time_depends_on_data=True,  # a random pattern / selection per instance
     section="Design — sparse attention (exact attention over the selected blocks only)",
     reference=f"{_REF}:reference",

@@ -43,6 +43,8 @@ def _llama(kv: int, tiers=("nightly",)) -> Case:
 
 TECHNIQUE = Technique(
     name="decode_step",
+    # every weight and the KV cache; the token (int) is the structure
+    audit_inputs=("emb", "wqkv", "wo", "wgu", "wd", "ln1", "ln2", "lnf", "k_cache", "v_cache"),
     section="Whole-layer fused kernels — megakernels",
     reference=f"{_REF}:reference",
     make_inputs=f"{_REF}:make_inputs",

@@ -16,6 +16,7 @@ def _impl(mode: str, note: str, **kw) -> Impl:
 
 TECHNIQUE = Technique(
     name="prefill_skips",
+    audit_inputs=("lnf",),  # the prefix tables are derived from ids and layer-0 weights
     section="Prefill micro-optimisations",
     reference=f"{_REF}:reference", make_inputs=f"{_REF}:make_inputs", empty_output=f"{_REF}:empty_output",
     impls=(

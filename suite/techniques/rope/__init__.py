@@ -27,6 +27,7 @@ def _torch(name: str, source: str, **kw) -> Impl:
 
 ROPE = Technique(
     name="rope", section=SECTION,
+    audit_inputs=("x",),  # positions (int) are the structure; the cos/sin tables do not depend on the seed
     reference=f"{_REF}:reference", make_inputs=f"{_REF}:make_inputs", empty_output=f"{_REF}:empty_output",
     impls=(
         _torch("torch_table_fp32", "table_fp32", baseline=True, note="fp32 cos/sin rows gathered, rotation in fp32"),
@@ -65,6 +66,7 @@ def _qkv(t: int, hidden: int, hq: int, hk: int, d: int, tiers=("nightly",), seed
 
 ROPE_QKV = Technique(
     name="rope_qkv", section=SECTION,
+    audit_inputs=("x", "w_qkv"),  # positions (int) are the structure
     reference=f"{_REF}:qkv_reference", make_inputs=f"{_REF}:qkv_inputs", empty_output=f"{_REF}:qkv_output",
     impls=(
         Impl("torch_gemm_then_rope", f"{_T}:qkv_then_rope", baseline=True,

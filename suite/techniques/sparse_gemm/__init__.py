@@ -45,6 +45,7 @@ CSR_FP32 = Impl("cusparse_csr_fp32", f"{_PKG}.cusparse_csr:run", args={"fp32": T
 
 TECHNIQUE = Technique(
     name="sparse_gemm",
+    audit_inputs=("x", "x32"),  # w, its CSR copies and tile lists carry the pattern
     time_depends_on_data=True,  # a random pattern / selection per instance
     impls=(DENSE, CSR, CSR_FP32,
            Impl("triton_tile_skip", f"{_PKG}.triton_tile_skip:run", requires=("triton",),
@@ -64,6 +65,7 @@ TECHNIQUE = Technique(
 
 SEMI_STRUCTURED = Technique(
     name="sparse_gemm_24",
+    audit_inputs=("x", "x32"),  # w, its CSR copies and tile lists carry the pattern
     impls=(DENSE, CSR, CSR_FP32,
            Impl("cusparselt_24", f"{_PKG}.semi_structured:run", args={"backend": "cusparselt"},
                 requires=("cuda", "sm80"), note="SparseSemiStructuredTensorCUSPARSELT, F.linear (torch's "

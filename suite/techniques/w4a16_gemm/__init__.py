@@ -28,6 +28,7 @@ def _small(m: int, n: int, k: int, tiers=("smoke",)) -> Case:
 
 TECHNIQUE = Technique(
     name="w4a16_gemm",
+    audit_inputs=("a",),  # scales and w_bf16 are derived with the packed weights
     section="Fused epilogues and prologues",
     reference=f"{_REF}:reference",
     make_inputs=f"{_REF}:make_inputs",
