@@ -41,7 +41,7 @@ def _floating(t) -> bool:
 
 def _graft(like, fresh, refill):
     """`like` with every tensor that refill(tensor) selects replaced by the one at the same place in
-    `fresh`, and the others (the instance's structure) cloned from `like`."""
+    `fresh`, and the others (the instance's structure) kept from `like`."""
     import torch
 
     if isinstance(like, dict):
@@ -49,7 +49,7 @@ def _graft(like, fresh, refill):
     if isinstance(like, (list, tuple)):
         return type(like)(_graft(a, b, refill) for a, b in zip(like, fresh))
     if isinstance(like, torch.Tensor):
-        return fresh if refill(like) else like.clone()
+        return fresh if refill(like) else like  # the structure: as timed (a cuSPARSELt tensor has no clone)
     return like
 
 
