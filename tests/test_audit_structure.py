@@ -95,3 +95,21 @@ def test_a_named_audit_input_that_is_not_a_float_tensor_is_a_stated_skip():
     a = Audit(tech, tech.impls[0], case, "cpu", 5, ReferenceCache(),
               resolve(tech.make_inputs)(case.params, 11, "cpu"), resolve(tech.empty_output)(case.params, "cpu"))
     assert not a.ready() and a.skipped == "audit input 'pos' is not a dense floating-point tensor of the instance"
+
+
+def test_audit_coverage_reads_a_committed_nightly_from_before_the_audit_inputs():
+    """results/h100/nightly_v4_1661801.json.gz predates Technique.audit_inputs: rope and w4a16 were skipped."""
+    import json
+
+    from runners.resultfile import load
+    from runners.studies.audit_coverage import _latency, coverage, median_ratio
+    from tests.conftest import ROOT
+
+    doc = load(str(ROOT / "results/h100/nightly_v4_1661801.json.gz"))
+    cov = coverage(doc)
+    assert cov["rope"]["audited"] == 0 and sum(cov["rope"]["skipped"].values()) == 20
+    assert cov["activations"]["audited"] == 8 and not cov["activations"]["skipped"]
+    lat = _latency(doc)
+    assert median_ratio(lat, lat) == {"series": len(lat), "median": 1.0, "p10": 1.0, "p90": 1.0}
+    after = json.loads((ROOT / "results/h100/studies/audit_coverage_afa1651.json").read_text())
+    assert after["techniques"]["rope"]["audited"] == 20 and after["refused"] == 0

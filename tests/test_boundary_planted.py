@@ -62,11 +62,12 @@ def test_every_family_on_the_gpu():
     _check(run_families("cuda", 4096, families("cuda"), max_time_s=1.0))
 
 
-def test_the_committed_h100_run_handled_every_family():
-    """results/h100/studies/boundary_families_f4b29cc.json: the study on an H100 (n 4096), judged by as_expected."""
+@pytest.mark.parametrize("name", ["boundary_families_f4b29cc.json", "boundary_families_c97099d.json"])
+def test_the_committed_h100_runs_handled_every_family(name):
+    """results/h100/studies/boundary_families_*.json: the study on an H100 (n 4096), judged by as_expected."""
     import json
 
-    doc = json.loads((PLANTED.parents[2] / "results/h100/studies/boundary_families_f4b29cc.json").read_text())
+    doc = json.loads((PLANTED.parents[2] / "results/h100/studies" / name).read_text())
     assert doc["gpu"].startswith("NVIDIA H100") and set(doc["families"]) == set(EXPECTED)
     assert [n for n, v in doc["families"].items() if not as_expected(n, v)] == []
     assert {n for n, v in doc["families"].items() if v["verdict"] == "refused"} >= {"side_stream", "l2_persist"}
