@@ -34,12 +34,15 @@ def slow_honest(out, **inputs):
 
 
 def replay_pointer(out, **inputs):
-    """Computes once per input address, then hands back the first answer."""
-    key = inputs["x"].data_ptr()
-    if key not in _cache:
+    """Honest on the first two calls with an input object (the check's), then hands back its second
+    answer for as long as the same object comes again (the timed calls): replay keyed on identity."""
+    x = inputs["x"]
+    calls, answer = getattr(x, "_planted", (0, None))  # kept on the tensor object itself
+    if calls < 2:
         _honest(out, **inputs)
-        _cache[key] = out.clone()
-    out.copy_(_cache[key])
+        x._planted = (calls + 1, out.clone())
+    else:
+        out.copy_(answer)
 
 
 def replay_content(out, **inputs):
