@@ -138,9 +138,18 @@ def test_bad_link_values_warn_in_the_page(site, driver):
                       ("numerics?metric=ulp", "ulp"), ("claims?status=sure", "sure")):
         driver.get(f"{base}/{path}")
         wait_rendered(driver, 0)
-        alerts = wait_for(lambda: [e.text for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stAlert"]')
-                                   if "The link's" in e.text])
-        assert any(bad in a and "showing" in a for a in alerts), (path, alerts)
+        # Streamlit draws the page's warnings one by one: wait for this value's, not merely the first.
+        seen: list[str] = []
+
+        def warned():
+            seen[:] = [e.text for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stAlert"]')
+                       if "The link's" in e.text]
+            return any(bad in a and "showing" in a for a in seen)
+
+        t0 = time.perf_counter()
+        while not warned() and time.perf_counter() - t0 < 30:
+            time.sleep(0.3)
+        assert warned(), (path, seen)
 
 
 def test_misspelled_parameter_name_is_named_in_the_page(site, driver):
