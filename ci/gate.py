@@ -21,7 +21,7 @@ from db.engine import open_db
 from db.spread_history import table_for_url
 from db.models_ci import GateReport
 from db.verdict import Thresholds, interleaved, judge
-from db.verdict.identity import difference, hardware_differs
+from db.verdict.identity import difference, hardware_differs, other_host
 from db.verdict.judge import samples_comparison, settle
 
 console = Console(stderr=True)
@@ -44,6 +44,11 @@ class GateResult:
     def vanished(self) -> list[Missing]:
         """Baseline series missing from the candidate and not removed on purpose: they block."""
         return [m for m in self.missing if m.blocking]
+
+    @property
+    def other_host(self) -> str:
+        """How the two runs' machines differ ('' for one host, or where they did not record it)."""
+        return other_host(self.baseline.run.get("env") or {}, self.candidate.run.get("env") or {})
 
     @property
     def nothing_compared(self) -> str:
@@ -182,8 +187,9 @@ def run_gate(baseline: RunData, candidate: RunData, th: Thresholds = Thresholds(
     pairs, dropped = pair_rows(baseline, candidate)
     ab = interleaved(baseline.run, candidate.run)  # one A/B job: judged on its own spread
     verdicts, by_key = [], {}
+    host = other_host(baseline.run.get("env") or {}, candidate.run.get("env") or {})
     for key, base, cand, other_machine in pairs:
-        v = judge(base, cand, th, key, other_machine, ab)
+        v = judge(base, cand, th, key, other_machine, ab, host)
         v.muted = matching_mute(key, list(mutes))
         verdicts.append(v)
         by_key[key] = (base, cand)

@@ -201,6 +201,9 @@ def first_screen(result) -> list[str]:
             reasons[r] = reasons.get(r, 0) + 1
         out.append(f"- {_words(len(amb), 'ambiguous series')} (not blocking; re-measure with `--remeasure`): "
                    + ", ".join(f"{n} {md_text(r)}" for r, n in sorted(reasons.items(), key=lambda x: -x[1])))
+    if result.other_host:
+        out.append(f"- baseline and candidate ran on different machines ({md_text(result.other_host)}): a timing "
+                   "change of unchanged code is the machine's, shown as ambiguous; re-measure on one host (`kwatch gate --ab`)")
     removed = [m for m in result.missing if not m.blocking]
     if removed:
         out.append(f"- {_words(len(removed), 'series')} of the baseline removed on purpose (listed in the report)")

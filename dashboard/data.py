@@ -178,7 +178,7 @@ def compared(url: str, base_runs: tuple[str, ...], cand_runs: tuple[str, ...]) -
         b_index, c_index = index[index["run_id"].isin(base_runs)], index[index["run_id"].isin(cand_runs)]
         base = side_results(url, b_index, list(base_runs), c_index)
         cand = side_results(url, c_index, list(cand_runs), b_index)
-        cmp = verdict.compare(base, cand, thresholds(url, cand_runs))
+        cmp = verdict.compare(base, cand, thresholds(url, cand_runs), queries.run_envs(url, base_runs + cand_runs))
     def keys(df):  # columns as lists: iterating a pandas (Arrow) string column boxes each cell
         return zip(*(df[c].tolist() for c in ("technique", "impl", "case_id", "metric")))
 

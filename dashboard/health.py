@@ -80,7 +80,8 @@ def health(url: str, runs: pd.DataFrame, tier: str) -> tuple[pd.DataFrame, pd.Da
             cand_ids, base_ids = pairs(index, inside, inside + before)
             # no baseline anywhere (a first run): nothing is judged, so no spreads are learned for it
             th = data.thresholds(url, tuple(inside)) if base_ids else Thresholds()
-            cmp = verdict.compare(queries.results_by_id(url, base_ids), queries.results_by_id(url, cand_ids), th)
+            cmp = verdict.compare(queries.results_by_id(url, base_ids), queries.results_by_id(url, cand_ids), th,
+                                  queries.run_envs(url, inside + before))
         if not before:  # the hardware's first run of the tier: nothing to miss
             first = verdict.FIRST_RUN[not hardware.startswith("CPU ")]
             cmp.loc[cmp["status"] == "missing baseline", ["label", "reason"]] = [first, first]

@@ -10,6 +10,7 @@ import pandas as pd
 
 from db.verdict import FAILING, STATUSES, Thresholds, judge, metric_kind, prepare
 from db.verdict import rules as R
+from db.verdict.identity import other_host
 from db.verdict.pairing import pair
 
 ORDER = list(STATUSES)
@@ -131,9 +132,11 @@ def pooled_ids(index: pd.DataFrame, run_ids: list[str], other: pd.DataFrame) -> 
             [int(i) for i in idx.loc[pooled & ~newest, "result_id"]])
 
 
-def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, th: Optional[Thresholds] = None) -> pd.DataFrame:
+def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, th: Optional[Thresholds] = None,
+            envs: Optional[dict] = None) -> pd.DataFrame:
     """One row per series of the candidate run (POINT_COLUMNS frames in): COLUMNS, worst first. A series
-    whose baseline exists only under another timing protocol is a missing baseline that says so."""
+    whose baseline exists only under another timing protocol is a missing baseline that says so. envs:
+    {run id: env} (queries.run_envs), so that two rows from two machines are judged as the gate does."""
     if candidate.empty:
         return pd.DataFrame(columns=COLUMNS)
     base = prepare([result_row(r) for r in pooled_records(baseline)]) if not baseline.empty else []
@@ -146,7 +149,8 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, th: Optional[Thresh
     for k, b, c in paired:
         if b is None and "" in protocols_of.get(k[:4], ()):  # a failed baseline row carries no protocol
             b = bmap[k[:4] + ("",)]
-        v = judge(b, c, th or Thresholds())
+        host = other_host(envs.get(b.get("run_id")) or {}, envs.get(c.get("run_id")) or {}) if envs and b else ""
+        v = judge(b, c, th or Thresholds(), other_host=host)
         if b is None and v.status == R.MISSING and protocols_of.get(k[:4]):
             v.reason = (f"the baseline measured this under protocol {', '.join(protocols_of[k[:4]])}, the candidate "
                         f"under {k[4] or '(none)'}: two protocols are never one series, so it is not compared")

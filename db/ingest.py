@@ -17,6 +17,7 @@ from db.pytest_benchmark import is_pytest_benchmark, to_document
 from db.run_identity import content_hash, matches_stored
 from db.samples import pack
 from db.validate import ResultFileError, load_and_validate, parse_time, validate
+from db.verdict.identity import HOST_FIELDS
 from suite.record import HARDWARE_KEYS, SOFTWARE_KEYS, UNREADABLE, key_of, read_text
 
 
@@ -40,8 +41,11 @@ def _insert(session: Session, model, rows: list[dict], keys: list[str]) -> list:
 
 
 def _fingerprint(env: dict) -> str:
-    return hashlib.sha256(json.dumps({k: env.get(k) for k in HARDWARE_KEYS + SOFTWARE_KEYS},
-                                     sort_keys=True).encode()).hexdigest()
+    """The hardware and software keys' fields, and the machine's (GPU UUID, VM kernel build) where recorded:
+    the gate and the dashboard tell two hosts apart by the stored env (db.verdict.identity.other_host)."""
+    fields = {k: env.get(k) for k in HARDWARE_KEYS + SOFTWARE_KEYS}
+    fields |= {k: env[k] for k, _ in HOST_FIELDS if env.get(k)}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
 def _environments(session: Session, envs: list[dict]) -> dict[str, int]:

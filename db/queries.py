@@ -107,6 +107,17 @@ def runs(url: Optional[str] = None) -> pd.DataFrame:
     return _label(_frame(url, stmt, RUN_COLUMNS[:-2]))
 
 
+def run_envs(url: Optional[str], run_ids: Iterable[str]) -> dict[str, dict]:
+    """{run id: the env it recorded} (runners.env.fingerprint's fields, as ingested)."""
+    ids = sorted(set(run_ids))
+    if not ids or "runs" not in tables(url):
+        return {}
+    stmt = (select(Run.id, Environment.raw).join(Environment, Environment.id == Run.environment_id)
+            .where(Run.id.in_(ids)))
+    with read_engine(url).connect() as c:
+        return {i: _json(raw) or {} for i, raw in c.execute(stmt)}
+
+
 def catalog(url: Optional[str] = None) -> pd.DataFrame:
     """Every (benchmark, metric) pair that has results: CATALOG_COLUMNS (unit/direction of one result)."""
     if "results" not in tables(url):

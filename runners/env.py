@@ -92,7 +92,8 @@ def fingerprint(device: str = "auto") -> dict:
         env.update(device="cuda", gpu_name=p.name, compute_capability=f"{p.major}.{p.minor}",
                    sm_count=p.multi_processor_count,
                    gpu_memory_gib=round(p.total_memory / 2**30, 1),
-                   l2_bytes=getattr(p, "L2_cache_size", None), sm_clock_mhz=sm_clock_mhz())
+                   l2_bytes=getattr(p, "L2_cache_size", None), sm_clock_mhz=sm_clock_mhz(),
+                   gpu_uuid=str(getattr(p, "uuid", "") or "") or None)
         drv = _cmd(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
         env["driver"] = drv.splitlines()[0] if drv else None
     return env

@@ -124,9 +124,10 @@ def test_a_regression_measured_while_the_clock_fell_is_judged_on_clock_normalise
     series = ("gate_up_gemm", "torch_two_gemms", "t4096h4096i14336", "latency_ms")
 
     def judged(factor):
-        def slow(r):
+        def slow(r):  # a change of the kernel's code: its hash moves with it
             if (r["technique"], r["impl"], r["case"], r["metric"]) == series:
                 r["samples"] = [x * factor for x in r["samples"]]
+                r["impl_hash"] = "0" * 16
         r = run_gate(side(a), side(variant(b, change=slow)))
         return next(v for v in r.verdicts if v.key.label() == "/".join(series))
     v = judged(1.10)

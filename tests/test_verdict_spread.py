@@ -16,6 +16,7 @@ from db.spread_history import builder_of, from_files, from_session, stamp, table
 from db.verdict import Thresholds
 from db.verdict.spread import COMMITTED, SpreadTable, committed, key_of
 from tests.conftest import ROOT
+from tests.test_gate_two_hosts import one_host
 
 H200 = ROOT / "results/h200"
 V4_PAIR = ("nightly_v4_3508815.json.gz", "nightly_v4_905ed2f.json.gz")  # kernels unchanged between them
@@ -54,6 +55,10 @@ def test_two_nightlies_of_the_same_kernels_pass_with_spreads_learned_without_the
     assert {r["impl_hash"] for r in a.rows if r["technique"] == "decode_step"} == \
            {r["impl_hash"] for r in b.rows if r["technique"] == "decode_step"}
     held_out = learned[0].table("held out", skip_runs={a.run_id, b.run_id})
+    # as they ran, on two machines (another VM kernel build): unchanged code never blocks, even on the floor
+    assert "platform" in run_gate(a, b).other_host
+    assert not blocking(run_gate(a, b, Thresholds(spreads=SpreadTable(), unsteady_cv=math.inf)))
+    b = one_host(a, b)  # what the spreads alone do, as if one machine had run both
     floor = blocking(run_gate(a, b, Thresholds(spreads=SpreadTable(), unsteady_cv=math.inf)))
     mine = blocking(run_gate(a, b, Thresholds(spreads=held_out)))
     assert len(floor) >= 15

@@ -5,7 +5,8 @@ software that can change a kernel's time (driver, CUDA, torch, Triton, Python ma
 string and Python's patch version are left out: a GPU kernel is timed by device events, and two H200
 hosts of the fleet differ in their CPU model string while timing the same kernels (docs/verdict.md,
 "Which runs are compared"). The stored hardware and software keys (runners.env) keep every field: the
-judged identity only decides whether two runs may be paired.
+judged identity only decides whether two runs may be paired. `other_host` says whether two paired runs
+ran on different machines (another GPU by UUID, another VM kernel build, another CPU model string).
 """
 from __future__ import annotations
 
@@ -41,3 +42,17 @@ def difference(env_a: dict, env_b: dict) -> str:
 def hardware_differs(env_a: dict, env_b: dict) -> bool:
     """Do the judged GPUs differ (another GPU, not only another software stack)?"""
     return judged(env_a or {})[0] != judged(env_b or {})[0]
+
+
+HOST_FIELDS = (("gpu_uuid", "GPU"), ("os", "platform"), ("cpu", "CPU"))
+
+
+def other_host(env_a: dict, env_b: dict) -> str:
+    """How two GPU runs' machines differ where both recorded it ('GPU GPU-af3e.. -> GPU-12ab..'), '' when
+    nothing recorded differs (the same host, or not known). CPU runs: '' (their timings are not gated)."""
+    a, b = env_a or {}, env_b or {}
+    if a.get("device") != "cuda" or b.get("device") != "cuda":
+        return ""
+    out = [f"{label} {str(a[k])[:48]} -> {str(b[k])[:48]}" for k, label in HOST_FIELDS
+           if a.get(k) and b.get(k) and a[k] != b[k]]
+    return ", ".join(out)

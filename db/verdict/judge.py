@@ -172,7 +172,26 @@ def settle(c: Comparison, th: R.Thresholds) -> str:
             R.IMPROVED if sig and c.worse <= -th.min_effect else R.STABLE)
 
 
-def _timing(v: Verdict, base: dict, cand: dict, th: R.Thresholds, ab: bool = False) -> None:
+def same_code(base: dict, cand: dict) -> bool:
+    """Were both rows timed on the same code (the same implementation hash; a pair shares software and protocol)?"""
+    return bool(base.get("impl_hash")) and base.get("impl_hash") == cand.get("impl_hash")
+
+
+def _other_host(v: Verdict, base: dict, cand: dict, other_host: str) -> None:
+    """A timing change of unchanged code between two machines is the machines' (docs/verdict.md, "Two hosts"):
+    ambiguous, never blocking. Changed code is judged as before, with the caveat."""
+    if v.status not in (R.REGRESSED, R.IMPROVED):
+        return
+    if not same_code(base, cand):
+        v.flags.append(f"measured on another machine ({other_host}): part of a difference may be the host, not the code")
+        return
+    v.status, v.ambiguous = R.INSUFFICIENT, True
+    v.reason = (f"another machine: {v.change:+.1%} on unchanged code (the same implementation hash, software and "
+                f"protocol) measured on another host ({other_host}) is the machine's difference, not the code's; "
+                f"re-measure both on one host (kwatch gate --ab); first: {v.reason}")
+
+
+def _timing(v: Verdict, base: dict, cand: dict, th: R.Thresholds, ab: bool = False, other_host: str = "") -> None:
     protocol = (cand.get("stats") or {}).get("protocol") or ""
     t = th.for_protocol(protocol)
     hw = _hardware_key(v, cand)
@@ -214,6 +233,8 @@ def _timing(v: Verdict, base: dict, cand: dict, th: R.Thresholds, ab: bool = Fal
             v.flags.append("timed on different input instances (a run before 014ca01 drew its own): where the "
                            "kernel's time depends on the data (a sparse pattern, a selection), part of a difference "
                            "may be the draw, not the code")
+    if other_host and not ab:
+        _other_host(v, base, cand, other_host)
     if v.status in (R.REGRESSED, R.IMPROVED) or v.ambiguous:  # a stable series' clocks are no news
         for side, row in (("baseline", base), ("candidate", cand)):
             drop = clock_drop(row, th.clock_drop)
@@ -335,9 +356,10 @@ def _value(v: Verdict, base: dict, cand: dict) -> None:
 
 
 def judge(baseline: Optional[dict], candidate: dict, th: R.Thresholds = R.Thresholds(), key: Any = None,
-          other_machine: bool = False, ab: bool = False) -> Verdict:
+          other_machine: bool = False, ab: bool = False, other_host: str = "") -> Verdict:
     """The verdict on one candidate row against its baseline row (None when there is none); ab: the
-    two rows are the sides of one interleaved A/B (db.verdict.ab.interleaved on their runs)."""
+    two rows are the sides of one interleaved A/B (db.verdict.ab.interleaved on their runs); other_host:
+    how the two runs' machines differ (db.verdict.identity.other_host), '' for one host or unknown."""
     cand, base = candidate, baseline
     kind = R.metric_kind(cand["metric"], cand.get("unit", ""))
     v = Verdict(R.STABLE, kind, cand.get("unit", ""), cand.get("direction", "lower"),
@@ -367,7 +389,7 @@ def judge(baseline: Optional[dict], candidate: dict, th: R.Thresholds = R.Thresh
         v.status, v.reason = R.IMPROVED, f"baseline was {base.get('status')}, candidate passes"
         v.candidate_value = _finite(cand.get("value"))
     elif kind in (R.TIMING, R.THROUGHPUT):
-        _timing(v, base, cand, th, ab)
+        _timing(v, base, cand, th, ab, other_host)
     elif kind == R.ERROR:
         _error(v, base, cand)
     elif kind == R.FRACTION:
