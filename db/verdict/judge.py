@@ -12,6 +12,7 @@ from db.verdict.counts import counts_of
 from db.verdict.spread import TimingSpread
 from db.verdict.spread import key_of as spread_key
 from db.verdict.stats import FISHER_MAX, Comparison, compare_counts, compare_rates, compare_samples, finite, n_samples
+from db.verdict.two_hosts import judge_other_host
 from suite.registry import known_failure, time_depends_on_data
 
 
@@ -172,25 +173,6 @@ def settle(c: Comparison, th: R.Thresholds) -> str:
             R.IMPROVED if sig and c.worse <= -th.min_effect else R.STABLE)
 
 
-def same_code(base: dict, cand: dict) -> bool:
-    """Were both rows timed on the same code (the same implementation hash; a pair shares software and protocol)?"""
-    return bool(base.get("impl_hash")) and base.get("impl_hash") == cand.get("impl_hash")
-
-
-def _other_host(v: Verdict, base: dict, cand: dict, other_host: str) -> None:
-    """A timing change of unchanged code between two machines is the machines' (docs/verdict.md, "Two hosts"):
-    ambiguous, never blocking. Changed code is judged as before, with the caveat."""
-    if v.status not in (R.REGRESSED, R.IMPROVED):
-        return
-    if not same_code(base, cand):
-        v.flags.append(f"measured on another machine ({other_host}): part of a difference may be the host, not the code")
-        return
-    v.status, v.ambiguous = R.INSUFFICIENT, True
-    v.reason = (f"another machine: {v.change:+.1%} on unchanged code (the same implementation hash, software and "
-                f"protocol) measured on another host ({other_host}) is the machine's difference, not the code's; "
-                f"re-measure both on one host (kwatch gate --ab); first: {v.reason}")
-
-
 def _timing(v: Verdict, base: dict, cand: dict, th: R.Thresholds, ab: bool = False, other_host: str = "") -> None:
     protocol = (cand.get("stats") or {}).get("protocol") or ""
     t = th.for_protocol(protocol)
@@ -234,7 +216,7 @@ def _timing(v: Verdict, base: dict, cand: dict, th: R.Thresholds, ab: bool = Fal
                            "kernel's time depends on the data (a sparse pattern, a selection), part of a difference "
                            "may be the draw, not the code")
     if other_host and not ab:
-        _other_host(v, base, cand, other_host)
+        judge_other_host(v, base, cand, other_host)
     if v.status in (R.REGRESSED, R.IMPROVED) or v.ambiguous:  # a stable series' clocks are no news
         for side, row in (("baseline", base), ("candidate", cand)):
             drop = clock_drop(row, th.clock_drop)
