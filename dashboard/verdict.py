@@ -145,12 +145,20 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, th: Optional[Thresh
     protocols_of: dict = {}
     for k in bmap:
         protocols_of.setdefault(k[:4], []).append(k[4])
-    out = []
+    out, between = [], {}
+
+    def hosts(b: Optional[dict], c: dict) -> str:  # once per pair of runs, not per series
+        if not envs or b is None:
+            return ""
+        runs = (b.get("run_id"), c.get("run_id"))
+        if runs not in between:
+            between[runs] = other_host(envs.get(runs[0]) or {}, envs.get(runs[1]) or {})
+        return between[runs]
+
     for k, b, c in paired:
         if b is None and "" in protocols_of.get(k[:4], ()):  # a failed baseline row carries no protocol
             b = bmap[k[:4] + ("",)]
-        host = other_host(envs.get(b.get("run_id")) or {}, envs.get(c.get("run_id")) or {}) if envs and b else ""
-        v = judge(b, c, th or Thresholds(), other_host=host)
+        v = judge(b, c, th or Thresholds(), other_host=hosts(b, c))
         if b is None and v.status == R.MISSING and protocols_of.get(k[:4]):
             v.reason = (f"the baseline measured this under protocol {', '.join(protocols_of[k[:4]])}, the candidate "
                         f"under {k[4] or '(none)'}: two protocols are never one series, so it is not compared")

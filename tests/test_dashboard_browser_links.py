@@ -58,14 +58,15 @@ def query(drv) -> dict:
     return parse_qs(urlparse(drv.current_url).query, keep_blank_values=True)
 
 
-def wait_for(cond, timeout: float = 30.0):
+def wait_for(cond, timeout: float = 30.0, seen=None):
+    """cond()'s first truthy value within timeout; on timeout fail, showing seen() where given."""
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < timeout:
         got = cond()
         if got:
             return got
         time.sleep(0.3)
-    pytest.fail("timed out")
+    pytest.fail("timed out" + (f": {seen()}" if seen else ""))
 
 
 def alerts_text(drv) -> list[str]:
@@ -139,17 +140,9 @@ def test_bad_link_values_warn_in_the_page(site, driver):
         driver.get(f"{base}/{path}")
         wait_rendered(driver, 0)
         # Streamlit draws the page's warnings one by one: wait for this value's, not merely the first.
-        seen: list[str] = []
-
-        def warned():
-            seen[:] = [e.text for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stAlert"]')
-                       if "The link's" in e.text]
-            return any(bad in a and "showing" in a for a in seen)
-
-        t0 = time.perf_counter()
-        while not warned() and time.perf_counter() - t0 < 30:
-            time.sleep(0.3)
-        assert warned(), (path, seen)
+        alerts = lambda: [e.text for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stAlert"]')  # noqa: E731
+                          if "The link's" in e.text]
+        wait_for(lambda: any(bad in a and "showing" in a for a in alerts()), seen=lambda: (path, alerts()))
 
 
 def test_misspelled_parameter_name_is_named_in_the_page(site, driver):
