@@ -15,7 +15,7 @@ from ci.gate_compare import SEVERITY, SeriesVerdict, pair_rows
 from ci.gate_mutes import active_mutes, matching_mute
 from ci.gate_refs import RefError, RunData, resolve
 from ci.gate_remeasure import remeasure
-from ci.gate_vanished import Missing, classify, summary_line
+from ci.gate_vanished import Missing, classify, summary_line, unfinished
 from ci.report_gate import COMMENT_LIMIT, to_json, to_markdown
 from db.engine import open_db
 from db.spread_history import table_for_url
@@ -44,6 +44,11 @@ class GateResult:
     def vanished(self) -> list[Missing]:
         """Baseline series missing from the candidate and not removed on purpose: they block."""
         return [m for m in self.missing if m.blocking]
+
+    @property
+    def unfinished(self) -> str:
+        """Why series vanished where the candidate run stopped part-way ("" when none vanished or it finished)."""
+        return unfinished(self.candidate.run) if self.vanished else ""
 
     @property
     def other_host(self) -> str:
@@ -81,7 +86,7 @@ class GateResult:
         blocking = sum(v.blocking for v in self.verdicts)
         parts = [f"{blocking} blocking series"] if blocking else []
         if self.vanished:
-            parts.append(summary_line(self.missing))
+            parts.append(summary_line(self.missing, self.candidate.run))
         amb = sum(v.ambiguous for v in self.verdicts)
         counts = ", ".join(f"{n} {status}" for status, n in sorted(self.counts().items())) or "no series compared"
         head = "FAIL" if self.failed else "PASS"

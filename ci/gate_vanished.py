@@ -3,7 +3,8 @@
 A series leaves on purpose when its technique, implementation or case is gone from the spec
 (suite.registry, as checked out), when it is outside the candidate run's tier or selection, or when the
 user names it with `--allow-removed TECH[/IMPL[/CASE]]`. Every other baseline series missing from the
-candidate vanished: a crashed job, a case the code stopped producing; the gate fails on it.
+candidate vanished: a crashed job, a case the code stopped producing, a run stopped before its last jobs (no
+finish time: `unfinished` says so on the first screen); the gate fails on it.
 """
 from __future__ import annotations
 
@@ -79,7 +80,16 @@ def classify(dropped: list[SeriesKey], candidate_run: dict, allow: Iterable[str]
     return out
 
 
-def summary_line(missing: list[Missing]) -> str:
+def unfinished(run: dict) -> str:
+    """Why the candidate's missing series may never have run ("" for a run that recorded its finish): a run
+    stopped part-way (its time limit, a signal) keeps the jobs that finished and no finish time."""
+    if run.get("finished_at") or not run.get("started_at"):
+        return ""
+    return (f"the candidate run did not finish (started {run['started_at']}, no finish time: stopped or killed), "
+            "so these series never ran; gate a run that finished, or name what it skipped with --allow-removed")
+
+
+def summary_line(missing: list[Missing], candidate_run: dict | None = None) -> str:
     """'N series vanished (T techniques/impls: a, b, ...)' for the first screen; '' when none vanished."""
     vanished = [m.key for m in missing if m.blocking]
     if not vanished:
@@ -89,5 +99,5 @@ def summary_line(missing: list[Missing]) -> str:
         groups[f"{k.technique}/{k.impl}"] = groups.get(f"{k.technique}/{k.impl}", 0) + 1
     top = ", ".join(f"{g} ({n})" for g, n in sorted(groups.items(), key=lambda x: -x[1])[:6])
     more = f" and {len(groups) - 6} more" if len(groups) > 6 else ""
-    return (f"{len(vanished)} baseline series vanished from the candidate ({top}{more}); "
-            "removed on purpose? --allow-removed TECH[/IMPL[/CASE]]")
+    why = unfinished(candidate_run or {}) or "removed on purpose? --allow-removed TECH[/IMPL[/CASE]]"
+    return f"{len(vanished)} baseline series vanished from the candidate ({top}{more}); {why}"

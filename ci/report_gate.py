@@ -177,7 +177,7 @@ def first_screen(result) -> list[str]:
     counts = result.counts()
     blocking = [v for v in result.verdicts if v.blocking]
     if result.nothing_compared:
-        return [f"## KernelWatch gate: ❌ **FAIL — nothing compared**", "", f"**{md_text(result.nothing_compared)}**", ""]
+        return ["## KernelWatch gate: ❌ **FAIL — nothing compared**", "", f"**{md_text(result.nothing_compared)}**", ""]
     head = "❌ **FAIL**" if result.failed else "✅ **PASS**"
     out = [f"## KernelWatch gate: {head}", ""]
     why = []
@@ -185,8 +185,9 @@ def first_screen(result) -> list[str]:
         why.append(f"**{_words(len(blocking), 'blocking series')}**")
     vanished = result.vanished
     if vanished:
-        why.append(f"**{_words(len(vanished), 'series')} of the baseline vanished** from the candidate "
-                   "(removed on purpose? `--allow-removed TECH[/IMPL[/CASE]]`)")
+        why.append(f"**{_words(len(vanished), 'series')} of the baseline vanished** from the candidate"
+                   + (f": {md_text(result.unfinished)}" if result.unfinished
+                      else " (removed on purpose? `--allow-removed TECH[/IMPL[/CASE]]`)"))
     if why:
         out += ["- " + "; ".join(why)]
     compared = sum(counts.get(s, 0) for s in ("regressed", "improved", "stable"))

@@ -122,7 +122,7 @@ def summarize(run_doc: dict, changes: list[Detected], verdicts, noisy: list[dict
              "baseline_when": _when(base.run.get("started_at"), (base.run.get("git") or {}).get("commit")) if base.run_id else None,
              "compared": sum(v.status in COMPARED for v in vs), "regressed": regressed,
              "counts": verdicts.counts(), "nothing_compared": verdicts.nothing_compared if base.run_id else "",
-             "vanished": [m.key.label() for m in verdicts.vanished]}
+             "vanished": [m.key.label() for m in verdicts.vanished], "unfinished": verdicts.unfinished}
     return {"run": run_doc["run"], "counts": counts, "new_regressions": new_reg, "alerting": alerting,
             "failing_against_previous": [r for r in regressed if r["fails"]],
             "late": [c for c in alerting if c.new and c.late],
@@ -211,7 +211,8 @@ def to_markdown(s: dict) -> str:
     if night.get("vanished"):
         v = night["vanished"]
         lines[-1:-1] = [f"- **{len(v)} series of the previous night vanished** (they block): "
-                        f"{md_text(', '.join(v[:10]), 800)}" + (f" and {len(v) - 10} more" if len(v) > 10 else "")]
+                        f"{md_text(', '.join(v[:10]), 800)}" + (f" and {len(v) - 10} more" if len(v) > 10 else "")
+                        + (f"; {md_text(night['unfinished'])}" if night.get("unfinished") else "")]
     if night.get("regressed"):
         lines += ["### Regressed against the previous night (the gate's verdict)", "",
                   f"Run {md_text(_when(run.get('started_at'), (run.get('git') or {}).get('commit')))} against "

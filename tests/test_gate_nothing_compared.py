@@ -78,6 +78,27 @@ def test_a_vanished_technique_blocks_unless_removed_on_purpose(cef):
     assert one.exit_code == 1 and len(one.vanished) == 90
 
 
+@pytest.mark.slow
+def test_series_a_stopped_run_never_reached_block_and_say_the_run_did_not_finish(cef):
+    """The committed H100 nightly of 353e003 was stopped by its time limit at job 439 of 485 (no finish
+    time): against a whole H100 nightly its missing series block, and the first screen says they never
+    ran, not "removed on purpose?"; the same rows with a finish time read as vanished."""
+    from ci.report_gate import first_screen
+
+    whole = load_document(ROOT / "results/h100/nightly_v4_1661801.json.gz")
+    stopped = load_document(ROOT / "results/h100/nightly_v4_353e003.json.gz")
+    assert stopped["run"]["finished_at"] is None
+    r = run_gate(side(whole), side(stopped))
+    assert r.exit_code == 1 and len(r.vanished) > 100
+    assert "did not finish" in r.unfinished and "never ran" in r.one_line()
+    assert "never ran" in "\n".join(first_screen(r)) and "removed on purpose?" not in "\n".join(first_screen(r))
+    finished = variant(stopped)
+    finished["run"]["finished_at"] = "2026-12-05T16:27:11+00:00"
+    again = run_gate(side(whole), side(finished))
+    assert len(again.vanished) == len(r.vanished) and again.unfinished == ""
+    assert "removed on purpose?" in again.one_line()
+
+
 def test_a_series_whose_impl_left_the_spec_does_not_block(cef):
     gone = [dict(copy.deepcopy(r), impl="triton_removed_variant") for r in cef["results"]
             if r["technique"] == "activations" and r["impl"] == "triton_gelu_exact"]
