@@ -9,10 +9,11 @@ from tests.conftest import ROOT
 
 RESULTS = ROOT / "results"
 NEW_FILE_MAX = 256 * 1024
-TOTAL_MAX = 47_750_000  # bytes: 45.9 MB when the policy began (47.0 MB allowed); raised once, 2026-12-05, by
+TOTAL_MAX = 47_550_000  # bytes: 45.9 MB when the policy began (47.0 MB allowed); raised once, 2026-12-05, by
 # the first H100 nightly (2.1 MB, the fixtures' second GPU kind) less the 0.28 MB pruned for it: every H200
 # nightly it could replace carries docs' and tests' figures. 2026-12-06: the H100 pair of 1661801 (3.4 MB) in
-# place of two killed v3 H200 nightlies (3.6 MB). Lowered as files are pruned.
+# place of two killed v3 H200 nightlies (3.6 MB). 2026-12-06: the fresh H200 nightly of 08e103a (1.8 MB) in place
+# of the v3 nightly of 0dca8a7 (2.0 MB), lowered to 47.55 MB. Lowered as files are pruned.
 LISTED = RESULTS / "over_budget.txt"
 
 

@@ -35,7 +35,7 @@ SLOW: dict[str, str] = {
     "tests/test_code_hash.py::test_hash_changes_exactly_when_imported_code_changes": "3 s",
     "tests/test_code_hash_args.py::test_variants_of_one_target_differ_and_a_plain_impl_keeps_its_closure_hash": "2 s",
     "tests/test_committed_results.py::test_committed_file_is_valid[h100/nightly_v4_353e003.json.gz]": "4 s",
-    "tests/test_committed_results.py::test_committed_file_is_valid[h200/nightly_0dca8a7.json.gz]": "3 s",
+    "tests/test_committed_results.py::test_committed_file_is_valid[h200/nightly_v4_08e103a.json.gz]": "3 s",
     "tests/test_committed_results.py::test_committed_file_is_valid[h200/nightly_6c16be7.json.gz]": "4 s",
     "tests/test_committed_results.py::test_committed_file_is_valid[h200/nightly_9cc68a3.json.gz]": "4 s",
     "tests/test_committed_results.py::test_committed_file_is_valid[h200/nightly_v4_3508815.json.gz]": "4 s",
