@@ -158,8 +158,9 @@ def _shifted_codes(u: torch.Tensor, bits: int, shifts: int) -> torch.Tensor:
     Two points that one curve splits at a high-order cell boundary (adjacent in space, far apart in
     that curve's order) share a small cell on another: with an odd count >= 4 (dimension + 1; odd,
     so that no shift j/shifts is itself a dyadic boundary), some curve holds any two points in a
-    common cell of side O(their distance) (Chan's shifted Z-orders)."""
-    return torch.stack([morton_encode3((u + j / shifts) / 2, bits + 1) for j in range(shifts)])
+    common cell of side O(their distance) (Chan's shifted Z-orders). All curves in one encode."""
+    offsets = torch.tensor([j / shifts for j in range(shifts)], dtype=u.dtype, device=u.device)
+    return morton_encode3((u[None] + offsets.view(-1, *(1,) * u.dim())) / 2, bits + 1)
 
 
 def zeta_morton(q, k, block: int, density: float, window: int = 64, bits: int = 10, seed: int = 0,
@@ -171,7 +172,7 @@ def zeta_morton(q, k, block: int, density: float, window: int = 64, bits: int = 
     high-order Z boundary (docs/sparse_attention.md, "ZETA: shifted Z-curves")."""
     bsz, hq, hkv, grp, nq, nk, d = _shape(q, k, block)
     sk, off = k.shape[2], nk - nq
-    proj = _make_projection(1, d, 3, seed)[0].to(q.device)
+    proj = index_projection(1, d, 3, q.device, seed)[0]  # built once per device and seed
     kf, qbar = k.float(), _q_summary(q, hkv, block)
     kcode = _shifted_codes(_unit_cube(kf, proj), bits, shifts)  # (C,B,Hkv,Sk) int64
     qcode = _shifted_codes(_unit_cube(qbar, proj), bits, shifts)  # (C,B,Hkv,nQB)
