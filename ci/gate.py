@@ -86,7 +86,7 @@ class GateResult:
         blocking = sum(v.blocking for v in self.verdicts)
         parts = [f"{blocking} blocking series"] if blocking else []
         if self.vanished:
-            parts.append(summary_line(self.missing, self.candidate.run))
+            parts.append(summary_line(self.missing, self.unfinished))
         amb = sum(v.ambiguous for v in self.verdicts)
         counts = ", ".join(f"{n} {status}" for status, n in sorted(self.counts().items())) or "no series compared"
         head = "FAIL" if self.failed else "PASS"

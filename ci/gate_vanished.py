@@ -89,8 +89,9 @@ def unfinished(run: dict) -> str:
             "so these series never ran; gate a run that finished, or name what it skipped with --allow-removed")
 
 
-def summary_line(missing: list[Missing], candidate_run: dict | None = None) -> str:
-    """'N series vanished (T techniques/impls: a, b, ...)' for the first screen; '' when none vanished."""
+def summary_line(missing: list[Missing], why: str = "") -> str:
+    """'N series vanished (T techniques/impls: a, b, ...); why' for the console; '' when none vanished. why:
+    the candidate run's `unfinished` text, else the line asks whether they were removed on purpose."""
     vanished = [m.key for m in missing if m.blocking]
     if not vanished:
         return ""
@@ -99,5 +100,5 @@ def summary_line(missing: list[Missing], candidate_run: dict | None = None) -> s
         groups[f"{k.technique}/{k.impl}"] = groups.get(f"{k.technique}/{k.impl}", 0) + 1
     top = ", ".join(f"{g} ({n})" for g, n in sorted(groups.items(), key=lambda x: -x[1])[:6])
     more = f" and {len(groups) - 6} more" if len(groups) > 6 else ""
-    why = unfinished(candidate_run or {}) or "removed on purpose? --allow-removed TECH[/IMPL[/CASE]]"
+    why = why or "removed on purpose? --allow-removed TECH[/IMPL[/CASE]]"
     return f"{len(vanished)} baseline series vanished from the candidate ({top}{more}); {why}"
