@@ -85,7 +85,9 @@ def test_ctrl_c_of_a_run_keeps_and_stores_the_finished_jobs_as_incomplete(tmp_pa
     p = subprocess.Popen([sys.executable, "-c", "from ci.cli import main; main()", "run", "--tier", "smoke",
                           "-t", "fleet_gemm", "-i", "quick", "-i", "long", "--device", "cpu", "--out", str(out),
                           "--db", db], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
-                         env={**os.environ, "KWATCH_EXTRA_TECHNIQUES": "tests.fixtures.fleet"})
+                         env={**os.environ, "KWATCH_EXTRA_TECHNIQUES": "tests.fixtures.fleet"},
+                         # as from a terminal: a test run started in the background inherits SIGINT ignored
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     def finished() -> int:  # the file is rewritten after each job
         try:
             return len(json.loads(out.read_text())["results"])
