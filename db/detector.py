@@ -126,10 +126,15 @@ def late_rule(logs: np.ndarray, base: int, n: int, s: DetectorSettings) -> Chang
     [base, k) but one (_beyond), by the size rule on that reference. The earliest such k."""
     for k in range(base + s.min_short, n - s.late_min + 2):
         a, ref = logs[k:n + 1], logs[base:k]
+        if len(ref) < 2:
+            continue
+        up, down = _beyond(a, ref), _beyond(-a, -ref)
+        if not (up or down):  # the rank condition first: it rules out nearly every k, medians cost more
+            continue
         mid = float(np.median(ref[-s.window:]))
         shift = float(np.median(a)) - mid
         thr = max(_threshold(ref[-s.window:], s), math.log1p(TARGET_STEP) if len(ref) < s.min_ref else 0.0)
-        if len(ref) >= 2 and ((_beyond(a, ref) and shift >= thr) or (_beyond(-a, -ref) and -shift >= thr)):
+        if (up and shift >= thr) or (down and -shift >= thr):
             hist = ref[-s.history:]
             floor = _floor(hist, s)
             near = a.min() - mid if shift > 0 else mid - a.max()

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any, Iterable, Optional
 
 from sqlalchemy import or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from db.models import Benchmark, Environment, Result, Run
 from suite.record import HASH_SCHEME, result_row
@@ -81,8 +81,9 @@ def _key(res: Result, b: Benchmark, env: Environment) -> SeriesKey:
                      res.protocol or "")
 
 
-def _point(res: Result, run: Run) -> Point:
-    return Point(run.id, run.started_at, res.value, res.status, list(res.samples or []), dict(res.stats or {}),
+def _point(res: Result, run: Run, with_samples: bool = True) -> Point:
+    samples = list(res.samples or []) if with_samples else []
+    return Point(run.id, run.started_at, res.value, res.status, samples, dict(res.stats or {}),
                  run.git_commit, run.git_branch, res.unit, res.direction, res.error)
 
 
@@ -90,11 +91,15 @@ def all_series(session: Session, tier: Optional[str] = None, technique: Optional
                reasons: Optional[Iterable[str]] = None, with_samples: bool = True) -> dict[SeriesKey, list[Point]]:
     """Every series' points in time order (optionally only a tier, techniques, run reasons)."""
     out: dict[SeriesKey, list[Point]] = {}
-    for res, b, run, env in session.execute(_query(tier, technique, reasons)):
-        p = _point(res, run)
-        if not with_samples:
-            p.samples = []
-        out.setdefault(_key(res, b, env), []).append(p)
+    q = _query(tier, technique, reasons)
+    # a point holds neither the result's nor the benchmark's params, nor the run's config or the raw
+    # environment: those JSON columns are not decoded (they and the samples were most of detect's time)
+    q = q.options(defer(Result.params), defer(Benchmark.params),
+                  defer(Run.config), defer(Environment.raw))
+    if not with_samples:  # detect and the nightly read no samples
+        q = q.options(defer(Result.samples))
+    for res, b, run, env in session.execute(q):
+        out.setdefault(_key(res, b, env), []).append(_point(res, run, with_samples))
     return out
 
 
