@@ -158,10 +158,28 @@ def _walk(x, path: list):
         yield path, x
 
 
+# In the JSON text of a document (json.dumps: ", " and ": " before every value): a NUL byte, an integer
+# of 19+ digits (beyond 1e18; a float never has more than 16 before its point) or a float written with an
+# exponent of 18 or more (Python writes 1e16 and up with one). A text without any holds no value
+# _bad_value refuses; three plain searches are faster than one alternation.
+_BIG_INT = re.compile(r"[ \[]-?\d{19}")
+_BIG_EXP = re.compile(r"e\+(1[89]|[2-9]\d|\d{3})")
+
+
+def _plainly_fine(doc: dict) -> bool:
+    """True when no value of doc can be refused (a pass in C over its JSON text: 0.4 s for a 13 MB nightly
+    where _walk takes 0.7 s); False sends it to _walk, which names the field."""
+    try:
+        text = json.dumps(doc, allow_nan=False)  # NaN and +-Inf raise
+    except (ValueError, TypeError):
+        return False
+    return "\\u0000" not in text and not _BIG_EXP.search(text) and not _BIG_INT.search(text)
+
+
 def check_values(doc: dict, name: str = "document") -> None:
     """Refuse, naming the field: NaN, +-Inf, numbers beyond float range or 1e18, NUL bytes, negative
     times, a run id that is not a plain identifier, a run without results, duplicate rows."""
-    for path, x in _walk(doc, []):
+    for path, x in ([] if _plainly_fine(doc) else _walk(doc, [])):
         why = _bad_value(x)
         if why:
             if why.endswith("(write null for a missing value)") and path[0] == "results" and path[-1] == "value":

@@ -96,3 +96,27 @@ def test_cli_refusal_creates_no_database_and_partial_run_is_shown(tmp_path):
     d["run"]["finished_at"] = None
     proc = kwatch("ingest", str(write(d, tmp_path / "killed.json")), "--db", f"sqlite:///{db}")
     assert proc.returncode == 0 and "INCOMPLETE" in proc.stderr, proc.stderr
+
+
+def test_the_fast_screen_never_passes_a_value_the_walk_refuses():
+    """check_values skips its per-value walk when the JSON text screen finds nothing suspect: on edge values
+    and 20,000 random ones (ints and floats near 1e18 and 2**63, NUL in keys and strings) the screen may send
+    a fine document to the walk, never pass a bad one."""
+    import random
+
+    from db.validate import _bad_value, _plainly_fine, _walk
+
+    edge = [1e18, 1.0000001e18, -1e19, 1e300, 9.9e17, 10**18, 10**18 + 1, 2**63, 2**63 + 1, -(2**64),
+            123456789012345678, 0.0012663539119949568, 1e-300, float("nan"), float("inf"), "a\x00", "1" * 30]
+    rng = random.Random(7)
+    rand = [rng.choice([rng.uniform(-2e18, 2e18), rng.randint(-2**64, 2**64), 10.0 ** rng.uniform(-20, 20),
+                        int(10 ** rng.uniform(15, 20)), "x" * rng.randint(0, 3) + "\x00" * rng.randint(0, 1)])
+            for _ in range(20000)]
+    passed_bad = []
+    for v in edge + rand:
+        for doc in ({"a": [{"k": v}]}, {"a": {str(v): 1}}, {"a": [1, [v]]}):
+            bad = any(_bad_value(x) for _, x in _walk(doc, []))
+            if bad and _plainly_fine(doc):
+                passed_bad.append(v)
+    assert passed_bad == []
+    assert _plainly_fine({"a": [0.0012663539119949568, 1e17, 123456789012345678, "plain text"]})
