@@ -114,9 +114,9 @@ def test_the_fast_screen_never_passes_a_value_the_walk_refuses():
             for _ in range(20000)]
     passed_bad = []
     for v in edge + rand:
-        for doc in ({"a": [{"k": v}]}, {"a": {str(v): 1}}, {"a": [1, [v]]}):
-            bad = any(_bad_value(x) for _, x in _walk(doc, []))
-            if bad and _plainly_fine(doc):
+        for d in ({"a": [{"k": v}]}, {"a": {str(v): 1}}, {"a": [1, [v]]}):
+            bad = any(_bad_value(x) for _, x in _walk(d, []))
+            if bad and _plainly_fine(d):
                 passed_bad.append(v)
     assert passed_bad == []
     assert _plainly_fine({"a": [0.0012663539119949568, 1e17, 123456789012345678, "plain text"]})
