@@ -20,6 +20,7 @@ mono_ns = time.monotonic_ns
 _CORE = {
     "time": ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns", "sleep"),
     "statistics": ("fmean", "stdev", "median", "mean", "quantiles"),
+    "math": ("fsum", "sqrt"),
     "builtins": ("sum", "sorted", "min", "max", "len", "abs", "float", "isinstance", "getattr", "id"),
     "runners.stats": None, "runners.timing": None, "runners.guard": None, "runners.guard_audit": None,
     "torch.cuda": ("synchronize", "current_stream", "stream", "graph", "Event", "Stream", "CUDAGraph",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from runners import guard
-from runners.stats import summarize
+from runners.stats import rel_spread_below, summarize
 from suite.record import protocol_version  # noqa: F401 (the recorded name read back; kept here for callers)
 
 
@@ -128,7 +128,7 @@ def _done(samples: list[float], spent_s: float, proto: Protocol, min_time_s: flo
         return False
     if spent_s >= proto.max_time_s:
         return True
-    return spent_s >= min_time_s and summarize(samples)["rel_spread"] < proto.target_rel_spread
+    return spent_s >= min_time_s and rel_spread_below(samples, proto.target_rel_spread)
 
 
 def _capture(fn: Callable[[], None]):

@@ -1,5 +1,6 @@
 """The measuring boundary's in-process guards (runners.guard): a replaced harness function, a forged
 timer and a wall clock that saw more than the samples report are each refused with a one-line reason."""
+import math
 import time
 
 import pytest
@@ -28,6 +29,7 @@ def _refused(fn) -> str:
 
 @pytest.mark.parametrize("holder,name", [(time, "perf_counter"), (time, "monotonic_ns"),
                                          (runners.stats, "summarize"), (runners.timing, "_done"),
+                                         (runners.stats, "rel_spread_below"), (math, "fsum"), (math, "sqrt"),
                                          (runners.timing, "summarize"), (torch.cuda.Event, "elapsed_time"),
                                          (torch.cuda, "synchronize"), (guard, "wall_check")])
 def test_a_harness_function_replaced_by_the_code_under_test_is_refused(holder, name):

@@ -62,3 +62,22 @@ def test_the_reading_flush_reads_and_the_zeroing_flush_writes():
     assert read.acc.item() == 999 * 1000 // 2 and buf[-1].item() == 999  # read, left as it was
     _Flush(buf, "zero")()
     assert buf.eq(0).all()
+
+
+def test_the_fast_stop_rule_decides_as_the_exact_one():
+    """rel_spread_below against summarize's exact stdev/mean: the same answer on 3,000 random sample lists
+    (lognormal timings of 2-2,000 samples) at targets set at, just above and just below each list's own spread."""
+    import random
+
+    from runners.stats import rel_spread_below, summarize
+
+    rng = random.Random(3)
+    disagree = 0
+    for _ in range(1000):
+        n = rng.choice([2, 3, 10, 57, 400, 2000])
+        xs = [rng.lognormvariate(rng.uniform(-8, 3), rng.choice([1e-6, 1e-3, 0.02, 0.5])) for _ in range(n)]
+        exact = summarize(xs)["rel_spread"]
+        for target in (exact, exact * (1 + 1e-12), exact * (1 - 1e-12), 0.02):
+            disagree += rel_spread_below(xs, target) != (exact < target)
+    assert disagree == 0
+    assert rel_spread_below([5.0] * 30, 0.02) and not rel_spread_below([1.0, 2.0], 0.02)
