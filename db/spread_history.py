@@ -109,19 +109,29 @@ def from_files(paths: Iterable[Path]) -> SpreadTable:
 
 
 def builder_from_session(session: Session) -> Builder:
-    """A Builder fed every run stored in the database (values and stats only, no samples)."""
+    """A Builder fed every run stored in the database (values and stats only, no samples). Only the
+    metrics a spread is learned for are read (timings, rates, quality fractions: pooling a grid is per
+    metric, so leaving the others out changes nothing), and each benchmark's params are decoded once."""
+    pairs = session.execute(select(Result.metric, Result.unit).distinct()).all()
+    metrics = sorted({m for m, u in pairs if metric_kind(m, u or "") in (TIMING, THROUGHPUT, FRACTION)})
+    if not metrics:
+        return Builder()
+    b_params = dict(session.execute(select(Benchmark.id, Benchmark.params)).all())
     q = (select(Result.run_id, Environment.hardware_key, Environment.software_key, Benchmark.technique,
-                Benchmark.impl, Benchmark.case_id, Benchmark.params, Result.metric, Result.unit, Result.value,
+                Benchmark.impl, Benchmark.case_id, Result.benchmark_id, Result.metric, Result.unit, Result.value,
                 Result.status, Result.stats, Result.params, Result.impl_hash)
          .join(Benchmark, Result.benchmark_id == Benchmark.id).join(Run, Result.run_id == Run.id)
          .join(Environment, Run.environment_id == Environment.id)
-         .where(Result.status == "ok"))
+         .where(Result.status == "ok", Result.metric.in_(metrics)))
     by_run: dict[str, tuple[str, str, list[dict]]] = {}
-    for run_id, hw, sw, tech, impl, case, b_params, metric, unit, value, status, stats, params, h in session.execute(q):
+    for run_id, hw, sw, tech, impl, case, bench, metric, unit, value, status, stats, params, h in session.execute(q):
         rows = by_run.setdefault(run_id, (hw, sw, []))[2]
         rows.append({"technique": tech, "impl": impl, "case": case, "metric": metric, "unit": unit, "value": value,
-                     "status": status, "stats": stats or {}, "params": params or b_params or {}, "impl_hash": h})
+                     "status": status, "stats": stats or {}, "params": params or b_params.get(bench) or {},
+                     "impl_hash": h})
     b = Builder()
+    # every stored run counts as seen (Builder.runs: the database's run count in the table's source)
+    b.runs.update(session.scalars(select(Run.id).where(Run.id.in_(select(Result.run_id).where(Result.status == "ok")))))
     for run_id, (hw, sw, rows) in by_run.items():
         b.add_rows(run_id, hw, sw, rows)
     return b
