@@ -130,8 +130,8 @@ def builder_from_session(session: Session) -> Builder:
                      "status": status, "stats": stats or {}, "params": params or b_params.get(bench) or {},
                      "impl_hash": h})
     b = Builder()
-    # every stored run counts as seen (Builder.runs: the database's run count in the table's source)
-    b.runs.update(session.scalars(select(Run.id).where(Run.id.in_(select(Result.run_id).where(Result.status == "ok")))))
+    # every run with an ok result counts as seen, whatever its metrics (the run count in the table's source)
+    b.runs.update(session.scalars(select(Result.run_id).where(Result.status == "ok").distinct()))
     for run_id, (hw, sw, rows) in by_run.items():
         b.add_rows(run_id, hw, sw, rows)
     return b
