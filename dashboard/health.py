@@ -71,12 +71,34 @@ def pairs(index: pd.DataFrame, window_runs: list[str], order: list[str]) -> tupl
     return list(newest["result_id"]), list(prev["result_id"])
 
 
+def series_index(url: str, inside: list[str], before: list[str]) -> pd.DataFrame:
+    """queries.result_index of the window's runs and, of the runs before it (newest first), only what pairs()
+    can pick: a run's rows are read for the series still lacking an older result, and reading stops once
+    none lacks one (most nights the first run before the window holds every baseline)."""
+    index = queries.result_index(url, inside)
+    if index.empty or not before:
+        return index
+    key = lambda df: pd.MultiIndex.from_frame(  # noqa: E731
+        df[["benchmark_id", "metric"]].assign(protocol=df["protocol"].fillna("")))
+    seen = index.groupby([index["benchmark_id"], index["metric"], index["protocol"].fillna("")]).size()
+    lacking = seen[seen < 2].index  # a series seen twice in the window has its baseline there
+    parts, i, step = [index], 0, 1
+    while len(lacking) and i < len(before):
+        chunk = before[i:i + step]
+        found = queries.result_index(url, chunk, benchmark_ids=sorted(set(lacking.get_level_values(0))))
+        found = found[key(found).isin(lacking)]
+        parts.append(found)
+        lacking = lacking[~lacking.isin(key(found))]
+        i, step = i + step, step * 2
+    return pd.concat(parts, ignore_index=True)
+
+
 def health(url: str, runs: pd.DataFrame, tier: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(counts per hardware x status, every judged series with its hardware), worst first."""
     frames = []
     for hardware, key, inside, before in windows(runs, tier):
         with data.gc_paused():
-            index = queries.result_index(url, inside + before)
+            index = series_index(url, inside, before)
             cand_ids, base_ids = pairs(index, inside, inside + before)
             # no baseline anywhere (a first run): nothing is judged, so no spreads are learned for it
             th = data.thresholds(url, tuple(inside)) if base_ids else Thresholds()

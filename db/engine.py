@@ -8,6 +8,7 @@ from pathlib import Path
 from sqlalchemy import Engine, create_engine, event, inspect, make_url, text
 from sqlalchemy.orm import sessionmaker
 
+from db.json_text import loads
 from db.urls import mask_url, normalize
 
 DEFAULT_URL = "sqlite:///kwatch.db"
@@ -58,7 +59,7 @@ def make_engine(url: str) -> Engine:
     check_url(url)
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url[len("postgresql://"):]
-    engine = create_engine(url, future=True, pool_pre_ping=True)
+    engine = create_engine(url, future=True, pool_pre_ping=True, json_deserializer=loads)
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
     return engine

@@ -8,16 +8,16 @@ Every query goes through an index: results by (benchmark_id, metric, run_id) or 
 """
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Iterable, Optional
 
-import orjson
 import pandas as pd
 from sqlalchemy import Engine, Text, and_, case, cast, create_engine, event, func, inspect, null, select
 
 from db.engine import resolve_url
+from db.json_text import loads
 from db.models import Benchmark, Environment, Result, Run
 from db.samples import pack, unpack
 
@@ -43,12 +43,12 @@ def read_engine(url: Optional[str] = None) -> Engine:
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url[len("postgresql://"):]
     if url.startswith("postgresql"):
-        return create_engine(url, pool_pre_ping=True,
+        return create_engine(url, pool_pre_ping=True, json_deserializer=loads,
                              connect_args={"options": "-c default_transaction_read_only=on"})
     path = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else None
     if path and path != ":memory:" and not path.startswith("file:") and Path(path).is_file():
         url = f"sqlite:///file:{Path(path).resolve()}?mode=ro&uri=true"  # the OS-level open is read-only
-    engine = create_engine(url)
+    engine = create_engine(url, json_deserializer=loads)
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _readonly_sqlite)
     return engine
@@ -86,10 +86,10 @@ def _label(df: pd.DataFrame) -> pd.DataFrame:
         df["hardware"], df["software"] = pd.Series(dtype=str), pd.Series(dtype=str)
         return df
     env_cols = ["gpu_name", "cpu", "torch", "triton", "cuda", "driver"]
-    envs = df[env_cols].astype(object).drop_duplicates()
-    labels = {tuple(r): (hardware_label(r.gpu_name, r.cpu), software_label(r))
-              for r in envs.itertuples(index=False)}
-    keys = list(df[env_cols].astype(object).itertuples(index=False, name=None))
+    # missing values (None, NaN) made one key, so that a dict finds each environment's labels
+    keys = list(zip(*([v if isinstance(v, str) else None for v in df[c].tolist()] for c in env_cols)))
+    labels = {k: (hardware_label(k[0], k[1]), software_label(SimpleNamespace(**dict(zip(env_cols, k)))))
+              for k in set(keys)}
     df["hardware"] = [labels[k][0] for k in keys]
     df["software"] = [labels[k][1] for k in keys]
     return df
@@ -202,16 +202,22 @@ def _benchmark_ids(technique: str, param: Optional[str]):
     return stmt
 
 
-def result_index(url: Optional[str], run_ids: Iterable[str]) -> pd.DataFrame:
-    """Light rows (no JSON) of every result of some runs: result_id, benchmark_id, metric, unit,
-    protocol, status, run_id, started_at (the run's point in time, as in series_points)."""
+def result_index(url: Optional[str], run_ids: Iterable[str],
+                 benchmark_ids: Optional[list[int]] = None) -> pd.DataFrame:
+    """Light rows (no JSON) of every result of some runs (only of `benchmark_ids` where given): result_id,
+    benchmark_id, metric, unit, protocol, status, run_id, started_at (the run's point in time, as in series_points)."""
     cols = ["result_id", "benchmark_id", "metric", "unit", "protocol", "status", "run_id", "started_at"]
     run_ids = list(run_ids)
-    if "results" not in tables(url) or not run_ids:
+    if "results" not in tables(url) or not run_ids or benchmark_ids == []:
         return pd.DataFrame(columns=cols)
     stmt = (select(Result.id, Result.benchmark_id, Result.metric, Result.unit, Result.protocol, Result.status,
                    Result.run_id).where(Result.run_id.in_(run_ids)))
-    df = _frame(url, stmt, cols[:-1])
+    if benchmark_ids is None:
+        df = _frame(url, stmt, cols[:-1])
+    else:  # chunked: an IN list has a bound on its parameters (SQLite 32,766)
+        found = [_frame(url, stmt.where(Result.benchmark_id.in_(benchmark_ids[i:i + 5000])), cols[:-1])
+                 for i in range(0, len(benchmark_ids), 5000)]
+        df = pd.concat([f for f in found if not f.empty] or found[:1], ignore_index=True)
     # one date per run, not per result: the dates of a few runs are decoded, not thousands
     when = _frame(url, select(Run.id, WHEN).where(Run.id.in_(run_ids)), ["run_id", "started_at"])
     return df.merge(when, on="run_id", how="left")[cols]
@@ -221,12 +227,7 @@ def _json(v: Any) -> Any:
     """A JSON column read as text, decoded (a driver that decodes JSON itself hands over the object).
     orjson decodes the stored samples several times faster than json, which was most of a Health or
     Compare page's time; json reads what orjson refuses (NaN literals)."""
-    if not isinstance(v, str):
-        return v
-    try:
-        return orjson.loads(v)
-    except orjson.JSONDecodeError:
-        return json.loads(v)
+    return loads(v) if isinstance(v, str) else v
 
 
 def _samples_json_fallback():

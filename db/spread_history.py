@@ -13,7 +13,7 @@ import math
 import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Collection, Iterable, Optional
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -56,6 +56,31 @@ class Builder:
                 kn = counts_of(r)
                 if kn and kn[1] > 0:
                     self.fraction[(key, software_key, r.get("impl_hash"))].setdefault(run_id, kn)
+
+    def parts(self) -> dict[str, dict]:
+        """Each run's values, {run_id: {"timing": [[*group, log value]], "fraction": [[*group, k, n]]}}
+        (JSON-able; from_parts of them is this builder again)."""
+        out = {r: {"timing": [], "fraction": []} for r in self.runs}
+        for group, runs in self.timing.items():
+            for r, v in runs.items():
+                out[r]["timing"].append([*group, v])
+        for group, runs in self.fraction.items():
+            for r, (k, n) in runs.items():
+                out[r]["fraction"].append([*group, k, n])
+        return out
+
+    @classmethod
+    def from_parts(cls, parts: dict[str, dict]) -> "Builder":
+        """The builder of every run's parts() (a timing group is (key tuple, software, protocol, impl hash),
+        a fraction group (key tuple, software, impl hash))."""
+        b = cls()
+        b.runs.update(parts)
+        for r, part in parts.items():
+            for *group, v in part["timing"]:
+                b.timing[(tuple(group[0]), *group[1:])][r] = v
+            for *group, k, n in part["fraction"]:
+                b.fraction[(tuple(group[0]), *group[1:])][r] = (k, n)
+        return b
 
     def add_document(self, doc: dict) -> None:
         run = doc["run"]
@@ -108,30 +133,41 @@ def from_files(paths: Iterable[Path]) -> SpreadTable:
     return b.table(f"{n} result files")
 
 
-def builder_from_session(session: Session) -> Builder:
-    """A Builder fed every run stored in the database (values and stats only, no samples). Only the
-    metrics a spread is learned for are read (timings, rates, quality fractions: pooling a grid is per
-    metric, so leaving the others out changes nothing), and each benchmark's params are decoded once."""
+def builder_from_session(session: Session, runs: Optional[Collection[str]] = None) -> Builder:
+    """A Builder fed every run stored in the database, or only `runs` (values and stats only, no samples).
+    Only the metrics a spread is learned for are read (timings, rates, quality fractions: pooling a grid
+    is per metric, so leaving the others out changes nothing), and each benchmark's params are decoded once."""
     pairs = session.execute(select(Result.metric, Result.unit).distinct()).all()
     metrics = sorted({m for m, u in pairs if metric_kind(m, u or "") in (TIMING, THROUGHPUT, FRACTION)})
     if not metrics:
         return Builder()
-    b_params = dict(session.execute(select(Benchmark.id, Benchmark.params)).all())
-    q = (select(Result.run_id, Environment.hardware_key, Environment.software_key, Benchmark.technique,
-                Benchmark.impl, Benchmark.case_id, Result.benchmark_id, Result.metric, Result.unit, Result.value,
-                Result.status, Result.stats, Result.params, Result.impl_hash)
-         .join(Benchmark, Result.benchmark_id == Benchmark.id).join(Run, Result.run_id == Run.id)
-         .join(Environment, Run.environment_id == Environment.id)
+    # the results table is read alone: joining runs, environments and benchmarks row by row cost more
+    # than the small maps built here once
+    bench = {i: (t, im, c, p) for i, t, im, c, p in session.execute(
+        select(Benchmark.id, Benchmark.technique, Benchmark.impl, Benchmark.case_id, Benchmark.params))}
+    env = {r: (hw, sw) for r, hw, sw in session.execute(
+            select(Run.id, Environment.hardware_key, Environment.software_key)
+            .join(Environment, Run.environment_id == Environment.id))}
+    q = (select(Result.run_id, Result.benchmark_id, Result.metric, Result.unit, Result.value, Result.stats,
+                Result.params, Result.impl_hash)
          .where(Result.status == "ok", Result.metric.in_(metrics)))
+    wanted = None if runs is None else sorted(runs)
+    chunks = [q] if wanted is None else [q.where(Result.run_id.in_(wanted[i:i + 500]))
+                                         for i in range(0, len(wanted), 500)]
     by_run: dict[str, tuple[str, str, list[dict]]] = {}
-    for run_id, hw, sw, tech, impl, case, bench, metric, unit, value, status, stats, params, h in session.execute(q):
-        rows = by_run.setdefault(run_id, (hw, sw, []))[2]
-        rows.append({"technique": tech, "impl": impl, "case": case, "metric": metric, "unit": unit, "value": value,
-                     "status": status, "stats": stats or {}, "params": params or b_params.get(bench) or {},
-                     "impl_hash": h})
+    for run_id, bench_id, metric, unit, value, stats, params, h in (row for c in chunks for row in session.execute(c)):
+        got = by_run.get(run_id)
+        if got is None:
+            got = by_run[run_id] = (*env.get(run_id, ("", "")), [])
+        tech, impl, case, b_params = bench[bench_id]
+        got[2].append({"technique": tech, "impl": impl, "case": case, "metric": metric, "unit": unit, "value": value,
+                       "status": "ok", "stats": stats or {}, "params": params or b_params or {}, "impl_hash": h})
     b = Builder()
     # every run with an ok result counts as seen, whatever its metrics (the run count in the table's source)
-    b.runs.update(session.scalars(select(Result.run_id).where(Result.status == "ok").distinct()))
+    seen = select(Result.run_id).where(Result.status == "ok").distinct()
+    b.runs.update(session.scalars(seen) if wanted is None else
+                  (r for i in range(0, len(wanted), 500)
+                   for r in session.scalars(seen.where(Result.run_id.in_(wanted[i:i + 500])))))
     for run_id, (hw, sw, rows) in by_run.items():
         b.add_rows(run_id, hw, sw, rows)
     return b

@@ -7,6 +7,7 @@ import os
 import pkgutil
 
 import suite.techniques
+from suite import facts
 from suite.spec import Technique
 
 
@@ -48,7 +49,14 @@ def get(name: str) -> Technique:
 def known_failure(technique: str, impl: str, case_id: str) -> str:
     """Why a failed row of this series is expected ("" when it is not): the impl's `expect_failure`,
     or a probe point (a case id the technique does not declare, written by its probe), whose failed
-    correctness is a measurement. For result rows written before runs recorded either in `stats`."""
+    correctness is a measurement. For result rows written before runs recorded either in `stats`.
+    Read from suite/facts.json where it holds the technique (no kernel code imported)."""
+    known = facts.of(technique)
+    if known is not None:
+        if known["expect_failure"].get(impl):
+            return known["expect_failure"][impl]
+        return "probe point: its failed correctness is a measurement" if known["probe"] and case_id not in \
+            known["cases"] else ""
     try:
         tech = get(technique)
     except Exception:  # unknown or broken technique: nothing is known about it
@@ -63,7 +71,10 @@ def known_failure(technique: str, impl: str, case_id: str) -> str:
 
 def time_depends_on_data(technique: str) -> bool:
     """Whether the technique's time depends on its input instance (Technique.time_depends_on_data);
-    False for a technique this registry does not know."""
+    False for a technique this registry does not know. Read from suite/facts.json where it holds the technique."""
+    known = facts.of(technique)
+    if known is not None:
+        return known["time_depends_on_data"]
     try:
         return get(technique).time_depends_on_data
     except Exception:  # unknown or broken technique: nothing is known about it

@@ -48,3 +48,27 @@ def test_judged_runs_on_both_databases(db_url):
     judged = judged_runs(r, "smoke", series)
     assert len(judged) == 1 and judged["baseline runs"].iloc[0] == 1
     assert (series["baseline_impl_hash"].dropna() == series.loc[series["baseline_impl_hash"].notna(), "impl_hash"]).all()
+
+
+def test_reading_only_the_baselines_health_needs_picks_the_same_pairs(db_url):
+    """series_index reads the runs before the window only for series still lacking an older result; on
+    committed H200 nightlies whose series differ run to run it picks the pairs the full index picks."""
+    from dashboard.health import pairs, series_index
+    from db.queries import result_index
+    from tests.test_dashboard_pages import ingest
+
+    names = ["results/h200/history/ab_same2_head.json.gz", "results/h200/history/ab_slow2_base.json.gz"] + \
+        [f"results/h200/repeats_v2/rep_{i:02d}.json.gz" for i in (11, 9, 8, 7)]
+    from db.validate import load_and_validate
+
+    ingest(db_url, [(n, load_and_validate(str(ROOT / n))) for n in names])
+    ids = [load_and_validate(str(ROOT / n))["run"]["id"] for n in names]
+    from_before = []
+    for inside, before in ((ids[:1], ids[1:]), (ids[:2], ids[2:]), ([ids[0], ids[2]], [ids[1]] + ids[3:])):
+        full = result_index(db_url, inside + before)
+        part = series_index(db_url, inside, before)
+        assert len(part) < len(full)
+        cand, base = pairs(part, inside, inside + before)
+        assert (cand, base) == pairs(full, inside, inside + before) and len(base) > 0
+        from_before.append(set(full.loc[full["result_id"].isin(base), "run_id"]) - set(inside))
+    assert from_before[0] and len(from_before[2]) == 2  # the GEMM's baselines in one run, the others' further back

@@ -12,6 +12,7 @@ from typing import Optional
 # A row whose params hold one of these sets of axes is one cell of a grid: the needle grid (depth x
 # strength at a context) and the exponent sweep (exp_a x exp_b at a shape).
 GRIDS = (("depth", "strength"), ("exp_a", "exp_b"))
+assert all(len(axes) == 2 for axes in GRIDS)  # grid_axes tests two names
 _CELL = re.compile(r"(_depth\d+.*|_ea[+-]?\d+_eb[+-]?\d+)$")
 
 
@@ -46,8 +47,13 @@ def counts_of(row: dict) -> Optional[tuple[int, int]]:
 
 def grid_axes(row: dict) -> tuple[str, ...]:
     """The grid axes of a cell row, () for a row that is not a grid cell."""
-    p = row.get("params") or {}
-    return next((axes for axes in GRIDS if all(a in p for a in axes)), ())
+    p = row.get("params")
+    if not p:
+        return ()
+    for axes in GRIDS:
+        if axes[0] in p and axes[1] in p:  # every grid has two axes
+            return axes
+    return ()
 
 
 def is_cell(row: dict) -> bool:
