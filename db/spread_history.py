@@ -15,16 +15,18 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Collection, Iterable, Optional
 
-from sqlalchemy import func, select
+from sqlalchemy import Text, case, cast, func, null, select
 from sqlalchemy.orm import Session
 
 from db.engine import resolve_url, sqlite_path
 from db.ingest import ResultFileError, load_any
+from db.json_text import loads
 from db.models import Benchmark, Environment, Result, Run
 from db.verdict import counts_of, host_timer, metric_kind, prepare
+from db.verdict.counts import grid_axes
 from db.verdict.rules import FRACTION, THROUGHPUT, TIMING
 from db.queries import read_engine, tables
-from db.verdict.spread import Entry, SpreadTable, committed, key_of, siblings
+from db.verdict.spread import Entry, SpreadTable, committed, family, key_of, siblings
 from suite.record import HARDWARE_KEYS, SOFTWARE_KEYS
 from suite.record import key_of as env_key
 
@@ -136,40 +138,77 @@ def from_files(paths: Iterable[Path]) -> SpreadTable:
 def builder_from_session(session: Session, runs: Optional[Collection[str]] = None) -> Builder:
     """A Builder fed every run stored in the database, or only `runs` (values and stats only, no samples).
     Only the metrics a spread is learned for are read (timings, rates, quality fractions: pooling a grid
-    is per metric, so leaving the others out changes nothing), and each benchmark's params are decoded once."""
+    is per metric, so leaving the others out changes nothing), and each benchmark's params are decoded once.
+    The same as add_rows of each run's rows, without a dict per row: a timing row needs only its protocol
+    (extracted in SQL), a fraction row its stats, and only grid cells go through prepare()."""
     pairs = session.execute(select(Result.metric, Result.unit).distinct()).all()
-    metrics = sorted({m for m, u in pairs if metric_kind(m, u or "") in (TIMING, THROUGHPUT, FRACTION)})
+    kinds = {(m, u): metric_kind(m, u or "") for m, u in pairs}
+    metrics = sorted({m for (m, _), k in kinds.items() if k in (TIMING, THROUGHPUT, FRACTION)})
     if not metrics:
         return Builder()
+    fractions = sorted({m for (m, _), k in kinds.items() if k == FRACTION})
     # the results table is read alone: joining runs, environments and benchmarks row by row cost more
     # than the small maps built here once
     bench = {i: (t, im, c, p) for i, t, im, c, p in session.execute(
         select(Benchmark.id, Benchmark.technique, Benchmark.impl, Benchmark.case_id, Benchmark.params))}
-    env = {r: (hw, sw) for r, hw, sw in session.execute(
-            select(Run.id, Environment.hardware_key, Environment.software_key)
-            .join(Environment, Run.environment_id == Environment.id))}
-    q = (select(Result.run_id, Result.benchmark_id, Result.metric, Result.unit, Result.value, Result.stats,
-                Result.params, Result.impl_hash)
+    env = {r: (hw or "", sw) for r, hw, sw in session.execute(
+        select(Run.id, Environment.hardware_key, Environment.software_key)
+        .join(Environment, Run.environment_id == Environment.id))}
+    q = (select(Result.run_id, Result.benchmark_id, Result.metric, Result.unit, Result.value,
+                Result.stats["protocol"].as_string(),
+                case((Result.metric.in_(fractions), Result.stats), else_=null()) if fractions else null(),
+                cast(Result.params, Text), Result.impl_hash)
          .where(Result.status == "ok", Result.metric.in_(metrics)))
     wanted = None if runs is None else sorted(runs)
     chunks = [q] if wanted is None else [q.where(Result.run_id.in_(wanted[i:i + 500]))
                                          for i in range(0, len(wanted), 500)]
-    by_run: dict[str, tuple[str, str, list[dict]]] = {}
-    for run_id, bench_id, metric, unit, value, stats, params, h in (row for c in chunks for row in session.execute(c)):
-        got = by_run.get(run_id)
-        if got is None:
-            got = by_run[run_id] = (*env.get(run_id, ("", "")), [])
-        tech, impl, case, b_params = bench[bench_id]
-        got[2].append({"technique": tech, "impl": impl, "case": case, "metric": metric, "unit": unit, "value": value,
-                       "status": "ok", "stats": stats or {}, "params": params or b_params or {}, "impl_hash": h})
     b = Builder()
+    cells: dict[str, list[dict]] = {}
+    families: dict[str, str] = {}
+    # params as text, each distinct text decoded once (most rows repeat their benchmark's)
+    decoded: dict = {}  # params text (or, for a row without params, its benchmark id) -> (params, is a cell)
+    for run_id, bench_id, metric, unit, value, protocol, stats, params_text, h in (
+            row for c in chunks for row in session.execute(c)):
+        hw, sw = env.get(run_id, ("", ""))
+        tech, impl, case_id, b_params = bench[bench_id]
+        got = decoded.get(params_text)
+        if got is None:
+            p = loads(params_text) if params_text is not None else None
+            got = decoded[params_text] = (p, bool(p) and bool(grid_axes({"params": p})))
+        p, is_cell = got
+        if not p:  # no params of its own: its benchmark's (a text like {} decodes alike for every benchmark)
+            got = decoded.get(bench_id)
+            if got is None:
+                got = decoded[bench_id] = (b_params or {}, bool(grid_axes({"params": b_params or {}})))
+            p, is_cell = got
+        protocol = protocol if isinstance(protocol, str) else ""
+        if is_cell:  # pooled per cell group by prepare(), as add_rows does
+            cells.setdefault(run_id, []).append(
+                {"technique": tech, "impl": impl, "case": case_id, "metric": metric, "unit": unit, "value": value,
+                 "status": "ok", "stats": stats or ({"protocol": protocol} if protocol else {}), "params": p,
+                 "impl_hash": h})
+            continue
+        kind = kinds[(metric, unit)]
+        fam = families.get(protocol)
+        if fam is None:
+            fam = families[protocol] = family(protocol)
+        key = (tech, impl, case_id, metric, hw, fam)
+        if kind == FRACTION:
+            kn = counts_of({"metric": metric, "unit": unit, "value": value, "stats": stats or {}, "params": p})
+            if kn and kn[1] > 0:
+                b.fraction[(key, sw, h)].setdefault(run_id, kn)
+        elif not host_timer(protocol):
+            v = _positive(value)
+            if v is not None:
+                b.timing[(key, sw, protocol, h)].setdefault(run_id, math.log(v))
+    for run_id, rows in cells.items():
+        hw, sw = env.get(run_id, ("", ""))
+        b.add_rows(run_id, hw, sw, rows)
     # every run with an ok result counts as seen, whatever its metrics (the run count in the table's source)
     seen = select(Result.run_id).where(Result.status == "ok").distinct()
     b.runs.update(session.scalars(seen) if wanted is None else
                   (r for i in range(0, len(wanted), 500)
                    for r in session.scalars(seen.where(Result.run_id.in_(wanted[i:i + 500])))))
-    for run_id, (hw, sw, rows) in by_run.items():
-        b.add_rows(run_id, hw, sw, rows)
     return b
 
 

@@ -80,3 +80,22 @@ def test_one_file_per_database_named_without_its_credentials(tmp_path):
     a = cache_path("postgresql://writer:s3cret@db.example/kw", str(tmp_path))
     b = cache_path("postgresql://writer:s3cret@db.example/other", str(tmp_path))
     assert a != b and a.parent == tmp_path and "s3cret" not in a.name and "writer" not in a.name
+
+
+def test_the_database_read_learns_what_the_result_files_teach(db_url):
+    """builder_from_session (protocol from SQL, params decoded once per text, only grid cells pooled) learns
+    the table that add_rows learns from the same files: timings, host-timer rows left out, needle grids
+    pooled into fractions."""
+    import math
+
+    from db.spread_history import from_files
+
+    _ingest(db_url, FIRST + LATER)
+    want = from_files([ROOT / n for n in FIRST + LATER])
+    with Session(make_engine(db_url)) as s:
+        got = from_builder(builder_from_session(s))
+    assert want.timings and want.fractions and any(k[2].endswith("/grid") for k in want.fractions)
+    assert got.timings.keys() == want.timings.keys() and got.fractions.keys() == want.fractions.keys()
+    for mine, theirs in ((got.timings, want.timings), (got.fractions, want.fractions)):
+        for k, e in theirs.items():
+            assert mine[k].df == e.df and math.isclose(mine[k].ss, e.ss, rel_tol=1e-9, abs_tol=1e-12), k
