@@ -195,12 +195,12 @@ def _match(name: Optional[str], gpus: list[str], taken: str = "") -> str:
 
 
 def pick(session, gpu_a: Optional[str] = None, gpu_b: Optional[str] = None, commit: Optional[str] = None,
-         tier: str = "nightly") -> tuple[str, str]:
+         tier: str = "nightly", runs: Optional[dict] = None) -> tuple[str, str]:
     """(run A, run B): at `commit` on both GPUs; else at the newest commit both have run; else each
     GPU's newest run of the widest selection (widest; compared on the series whose impl hash matches).
     At a commit, each GPU's widest run there. GPUs by a part of their name, default the two GPUs with
-    runs, in name order."""
-    runs = gpu_runs(session, tier)
+    runs, in name order. `runs`: gpu_runs(session, tier) where the caller has read it already."""
+    runs = gpu_runs(session, tier) if runs is None else runs
     names = sorted(runs)
     ga = _match(gpu_a, names)
     gb = _match(gpu_b, names, ga)
@@ -219,9 +219,9 @@ def pick(session, gpu_a: Optional[str] = None, gpu_b: Optional[str] = None, comm
 
 
 def load(session, gpu_a: Optional[str] = None, gpu_b: Optional[str] = None, commit: Optional[str] = None,
-         tier: str = "nightly", th: Thresholds = Thresholds()) -> HardwareComparison:
+         tier: str = "nightly", th: Thresholds = Thresholds(), runs: Optional[dict] = None) -> HardwareComparison:
     """pick() then compare() on the two stored runs."""
     from db.series import run_document
 
-    a, b = pick(session, gpu_a, gpu_b, commit, tier)
+    a, b = pick(session, gpu_a, gpu_b, commit, tier, runs)
     return compare(run_document(session, a), run_document(session, b), th)

@@ -22,9 +22,9 @@ def gpu_runs(url: str) -> dict:
 
 @st.cache_data(ttl=data.TTL, show_spinner="Reading both runs…")
 def compared(url: str, gpu_a: str, gpu_b: str, commit) -> hardware.HardwareComparison:
-    """db.hardware.load on the dashboard's read-only engine."""
+    """db.hardware.load on the dashboard's read-only engine (the GPUs' runs as the page read them)."""
     with sessionmaker(bind=queries.read_engine(url))() as s:
-        return hardware.load(s, gpu_a, gpu_b, commit)
+        return hardware.load(s, gpu_a, gpu_b, commit, runs=gpu_runs(url))
 
 
 st.header("Hardware")
