@@ -63,3 +63,21 @@ def test_kwatch_dashboard_serves_through_it_without_a_file_watcher(monkeypatch, 
     assert cmd[cmd.index("--server.fileWatcherType") + 1] == "none"
     assert cmd[cmd.index("--runner.postScriptGC") + 1] == "false"
     assert seen["env"]["KWATCH_DB"] == url
+
+
+def test_the_spread_cache_is_warmed_before_serving(tmp_path, monkeypatch):
+    """A start reads the runs the cache lacks (none the second time); an empty or unreachable database is
+    left to the pages and does not stop the server."""
+    from dashboard.serve import warm_spreads
+    from db.validate import load_and_validate
+    from tests.test_dashboard_pages import ingest
+    from tests.test_dashboard_url_state import FILES
+
+    monkeypatch.setenv("KWATCH_CACHE_DIR", str(tmp_path / "cache"))
+    url = f"sqlite:///{tmp_path / 'kw.db'}"
+    ingest(url, [(f, load_and_validate(str(ROOT / f))) for f in FILES])
+    assert warm_spreads(url) == len(FILES)
+    assert len(list((tmp_path / "cache").glob("spreads-*.json"))) == 1
+    assert warm_spreads(url) == 0
+    assert warm_spreads(f"sqlite:///{tmp_path / 'none.db'}") == 0
+    assert warm_spreads("postgresql://nobody@127.0.0.1:1/none") == 0
