@@ -27,6 +27,10 @@ _CODE = ("db/spread_history.py", "db/verdict/__init__.py", "db/verdict/counts.py
 _ROOT = Path(db.verdict.__file__).resolve().parent.parent.parent
 
 
+# per file, the builder this process made last, with what it was made of: (code version, runs' checks, builder)
+_MEMO: dict[Path, tuple[str, dict, Builder]] = {}
+
+
 def code_version() -> str:
     """sha256 (16 hex digits) of the source that derives a run's spread values."""
     h = hashlib.sha256()
@@ -75,6 +79,9 @@ def cached_builder(session: Session, path: Path) -> tuple[Builder, int]:
         select(Result.run_id, func.count(Result.id), func.max(Result.id))
         .where(Result.status == "ok").group_by(Result.run_id))}
     version = code_version()
+    memo = _MEMO.get(path)
+    if memo is not None and memo[0] == version and memo[1] == current:  # this process built it: nothing changed
+        return memo[2], 0
     kept = _load(path, version)
     runs = {r: p for r, p in kept.items() if current.get(r) == p.get("check")}
     fresh = [r for r in current if r not in runs]
@@ -84,4 +91,6 @@ def cached_builder(session: Session, path: Path) -> tuple[Builder, int]:
             runs[r] = {"check": current[r], **parts.get(r, {"timing": [], "fraction": []})}
     if fresh or len(runs) != len(kept):
         _save(path, version, runs)
-    return Builder.from_parts(runs), len(fresh)
+    b = Builder.from_parts(runs)
+    _MEMO[path] = (version, current, b)
+    return b, len(fresh)

@@ -64,6 +64,9 @@ def test_a_changed_run_new_code_or_a_broken_file_is_read_again(sqlite_url, tmp_p
         s.execute(update(Run).where(Run.id == one).values(content_hash="changed"))
         s.commit()
         assert cached_builder(s, path)[1] == 1  # only the run whose content changed
+        again = cached_builder(s, path)
+        assert again[1] == 0 and again[0] is cached_builder(s, path)[0]  # kept in memory: the file is not read
+        spread_cache._MEMO.clear()  # as a new process
         path.write_bytes(b'{"code": "x", "runs": {tru')
         assert cached_builder(s, path)[1] == 4
         monkeypatch.setattr(spread_cache, "code_version", lambda: "another version")
