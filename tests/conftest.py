@@ -104,6 +104,24 @@ def smoke_file(tmp_path_factory) -> Path:
     return out
 
 
+def pytest_configure(config):
+    """Spread caches (db.spread_cache) of the tests' throwaway databases go to a folder of this run, not
+    to the user's ~/.cache/kwatch."""
+    if "KWATCH_CACHE_DIR" not in os.environ:
+        import tempfile
+
+        config._kwatch_cache = os.environ["KWATCH_CACHE_DIR"] = tempfile.mkdtemp(prefix="kwatch_test_cache_")
+
+
+def pytest_unconfigure(config):
+    made = getattr(config, "_kwatch_cache", None)
+    if made:
+        import shutil
+
+        shutil.rmtree(made, ignore_errors=True)
+        os.environ.pop("KWATCH_CACHE_DIR", None)
+
+
 def pytest_collection_modifyitems(config, items):
     """Tier markers (slow, browser, gpu, postgres) from the central map in tests/tiers.py."""
     from tests.tiers import marks_for
