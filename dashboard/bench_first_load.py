@@ -2,6 +2,7 @@
 
     python -m dashboard.bench_large --committed --no-detect --pages health   # builds /tmp/kw_committed.db once
     python -m dashboard.bench_first_load --db sqlite:////tmp/kw_committed.db [--pages health,compare] [--repeats 3]
+    python -m dashboard.bench_first_load --db sqlite:////tmp/kw_committed.db --postgres   # a PostgreSQL copy of it
 
 Per page, `kwatch dashboard` is started twice on a free port: once with an empty spread cache (a new host, or
 new verdict code: db.spread_cache) and once with the cache the first start left (any later restart). Each time
@@ -153,8 +154,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pages", default=",".join(PAGES), help="comma-separated url paths (a query allowed: "
                     "health?tier=smoke)")
     ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--postgres", nargs="?", const="postgresql://postgres@127.0.0.1:5432/test", default=None,
+                    metavar="ADMIN_URL", help="measure a PostgreSQL copy of the --db SQLite file, made on this "
+                    "server and dropped after (the database server's own CPU is not counted)")
     a = ap.parse_args(argv)
-    rows = measure(a.db, [p for p in a.pages.split(",") if p], a.repeats)
+    pages = [p for p in a.pages.split(",") if p]
+    if a.postgres is None:
+        rows = measure(a.db, pages, a.repeats)
+    else:
+        from dashboard import bench_pg
+        from db.engine import sqlite_path
+
+        with bench_pg.twin(sqlite_path(a.db), a.postgres) as url:
+            copied = bench_pg.copy_tables(sqlite_path(a.db), url)
+            print(f"copied into PostgreSQL: {copied.get('results', 0)} results", flush=True)
+            rows = measure(url, pages, a.repeats)
     print(f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(table(rows))
     return 0
