@@ -40,7 +40,9 @@ class RunOptions:
 
 
 # The smoke tier checks correctness on the CPU in seconds; its timings are only indicative.
-SMOKE_PROTOCOL = Protocol(target_rel_spread=0.05, max_time_s=0.25, min_reps=3, warmup_reps=1)
+# min_reps 5: the verdict compares timings of at least 5 samples a side (Thresholds.min_samples); with 3, a smoke
+# row that met its spread target early could never be judged (a planted +50 % went unseen on a loaded machine)
+SMOKE_PROTOCOL = Protocol(target_rel_spread=0.05, max_time_s=0.25, min_reps=5, warmup_reps=1)
 
 
 def _capabilities(device: str) -> set[str]:

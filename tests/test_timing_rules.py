@@ -81,3 +81,14 @@ def test_the_fast_stop_rule_decides_as_the_exact_one():
             disagree += rel_spread_below(xs, target) != (exact < target)
     assert disagree == 0
     assert rel_spread_below([5.0] * 30, 0.02) and not rel_spread_below([1.0, 2.0], 0.02)
+
+
+def test_a_smoke_run_keeps_enough_samples_for_the_verdict_to_judge():
+    """The smoke tier's timing loop stops no earlier than the verdict's minimum sample count: a steady
+    function (its spread far under the 5 % target after 3 samples) is still timed min_samples times."""
+    from db.verdict import Thresholds
+    from runners.run import SMOKE_PROTOCOL
+    from runners.timing import _time_cpu
+
+    samples = _time_cpu(lambda: sum(range(2000)), SMOKE_PROTOCOL)
+    assert len(samples) >= Thresholds().min_samples == SMOKE_PROTOCOL.min_reps
