@@ -61,8 +61,9 @@ def test_reading_only_the_baselines_health_needs_picks_the_same_pairs(db_url):
         [f"results/h200/repeats_v2/rep_{i:02d}.json.gz" for i in (11, 9, 8, 7)]
     from db.validate import load_and_validate
 
-    ingest(db_url, [(n, load_and_validate(str(ROOT / n))) for n in names])
-    ids = [load_and_validate(str(ROOT / n))["run"]["id"] for n in names]
+    loaded = [(n, load_and_validate(str(ROOT / n))) for n in names]
+    ingest(db_url, loaded)
+    ids = [d["run"]["id"] for _, d in loaded]
     from_before = []
     for inside, before in ((ids[:1], ids[1:]), (ids[:2], ids[2:]), ([ids[0], ids[2]], [ids[1]] + ids[3:])):
         full = result_index(db_url, inside + before)
