@@ -1,13 +1,16 @@
 """Issue 40, point 5: identical kernels on four H200 hosts (the committed v4 nightlies of 2026-12-03/04), every
 ordered pair gated with the spreads learned from every committed H200 run but the candidate; and the fresh
-nightly of 08e103a (a fifth host, the ZETA selector changed) against each: only changed code blocks."""
+nightly of 08e103a (another host, the ZETA selector changed) against each, through `ci.host_pairs`: only changed code
+blocks."""
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 
 from ci.gate import run_gate
+from ci.host_pairs import main
 from ci.gate_refs import resolve
 from db.spread_history import builder_of
 from db.verdict import Thresholds
@@ -36,29 +39,19 @@ def test_identical_kernels_on_two_hosts_pass_in_every_pair():
     assert all(d.split("/")[0] in ("sparse_gemm", "attention_block_sparse", "sparse_selectors") for d in drawn)
 
 
-def _hashes(run) -> dict[tuple[str, str], set[str]]:
-    out: dict[tuple[str, str], set[str]] = {}
-    for r in run.rows:
-        out.setdefault((r["technique"], r["impl"]), set()).add(r.get("impl_hash"))
-    return out
-
-
 @pytest.mark.slow
-def test_a_fresh_host_blocks_only_on_code_that_changed():
-    """08e103a against each v4 nightly, both ways (eight ordered pairs across hosts): 6 pass; the two that fail
-    block on the ZETA selector's recall, whose code changed (f4b29cc), and on nothing else."""
-    b, _ = builder_of([H200])
-    fresh, runs = resolve(str(FRESH)), [resolve(str(p)) for p in V4]
-    new_hash = _hashes(fresh)
-    failed = 0
-    for old in runs:
-        old_hash = _hashes(old)
-        for x, y in ((old, fresh), (fresh, old)):
-            r = run_gate(x, y, Thresholds(spreads=b.table("held out", {y.run_id})))
-            assert not r.vanished and not r.nothing_compared
-            for v in r.verdicts:
-                if v.blocking:
-                    ti = (v.key.technique, v.key.impl)
-                    assert new_hash[ti] != old_hash[ti], f"unchanged code blocks: {v.key.label()} ({v.reason})"
-            failed += r.failed
-    assert failed == 2
+def test_every_pair_on_two_machines_passes_and_only_changed_code_blocks(tmp_path, capsys):
+    """`python -m ci.host_pairs results/h200`: every pair of committed H200 nightlies whose envs name two machines
+    (08e103a against each v4 nightly, 3508815 against the three on another VM kernel), both ways: no series of
+    unchanged code blocks; in 08e103a's pairs with a v4 nightly the ZETA selector (changed in f4b29cc) blocks in
+    two directions, as it should."""
+    out = tmp_path / "pairs.json"
+    assert main([str(H200), "--json", str(out)]) == 0
+    pairs = json.loads(out.read_text())
+    assert len(pairs) >= 7 and all(p["passed"] and not p["unchanged_blocking"] for p in pairs)
+    names = {frozenset((p["a"], p["b"])) for p in pairs}
+    assert all(frozenset((FRESH.name, v.name)) in names for v in V4)
+    changed = [s for p in pairs for s in p["changed_blocking"]]
+    assert changed and all("zeta_morton" in s for s in changed), changed
+    assert sum("zeta_morton" in s for p in pairs if FRESH.name in (p["a"], p["b"]) for s in p["changed_blocking"]) == 2
+    assert "pairs on two machines pass" in capsys.readouterr().out
