@@ -35,6 +35,7 @@ class Pair:
     changed_blocking: list[str] = field(default_factory=list)  # series of changed code that blocked (expected)
     other_machine: int = 0  # series judged "another machine" (ambiguous), summed over both directions
     changed_impls: int = 0  # (technique, impl) whose code differs between the two runs
+    vanished: int = 0  # series one side lacks (an extract, or a run stopped part-way), both directions
 
     @property
     def same_commit(self) -> bool:
@@ -42,7 +43,8 @@ class Pair:
 
     @property
     def passed(self) -> bool:
-        """Identical kernels pass: no series of unchanged code blocks in either direction."""
+        """Identical kernels pass: no series of unchanged code blocks in either direction (series that one side
+        lacks are counted apart: a partial run is not a difference between hosts)."""
         return not self.unchanged_blocking
 
 
@@ -79,7 +81,7 @@ def gate_pairs(paths: list[Path], spread_folder: Path, progress=None) -> list[Pa
                     changed_code = (v.key.technique, v.key.impl) in changed
                     (pair.changed_blocking if changed_code else pair.unchanged_blocking).append(label)
                 pair.other_machine += bool(v.ambiguous and v.reason.startswith("another machine"))
-            pair.unchanged_blocking += [f"vanished {m.key.label()}" for m in r.vanished]
+            pair.vanished += len(r.vanished)
         out.append(pair)
         if progress:
             progress(pair)
@@ -89,8 +91,9 @@ def gate_pairs(paths: list[Path], spread_folder: Path, progress=None) -> list[Pa
 def _line(p: Pair) -> str:
     verdict = "pass" if p.passed else f"FAIL ({len(p.unchanged_blocking)} series of unchanged code block)"
     kind = "one commit" if p.same_commit else f"{p.changed_impls} impls changed"
+    part = f"; {p.vanished} series one side lacks (partial run)" if p.vanished else ""
     return (f"{p.a} <-> {p.b}  [{kind}]  {verdict}; {len(p.changed_blocking)} series of changed code block; "
-            f"{p.other_machine} 'another machine'; hosts: {p.hosts}")
+            f"{p.other_machine} 'another machine'{part}; hosts: {p.hosts}")
 
 
 def main(argv=None) -> int:
