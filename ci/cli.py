@@ -9,7 +9,7 @@ import typer
 from typer.exceptions import TyperException
 from rich.console import Console
 
-from ci import backfill, claims_cli, hardware_cli, detect, detect_bench, detect_tune, fleet_cli, gate, gate_mutes, grade, nightly
+from ci import backfill, claims_cli, hardware_cli, host_pairs, detect, detect_bench, detect_tune, fleet_cli, gate, gate_mutes, grade, nightly
 from dashboard import cli as dashboard_cli
 from db.engine import make_engine, open_db, resolve_url, upgrade
 from db.errors import user_error
@@ -106,6 +106,7 @@ app.command("list")(runners_cli.list_cmd)
 app.command("estimate")(runners_cli.budget_cli.estimate_cmd)
 app.command("claims")(claims_cli.claims_cmd)
 app.command("hardware")(hardware_cli.hardware_cmd)
+app.command("host-pairs")(host_pairs.host_pairs_cmd)
 app.command("gate")(gate.gate_cmd)
 app.add_typer(gate_mutes.mute_app, name="mute")
 app.command("grade")(grade.grade_cmd)

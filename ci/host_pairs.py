@@ -2,7 +2,7 @@
 nightlies of one GPU and software stack that ran on different machines, gated both ways with the spreads learned
 from every committed run of that folder but the candidate; a blocking series of unchanged code fails the pair.
 
-python -m ci.host_pairs results/h200 [--json pairs.json]
+kwatch host-pairs results/h200 [--json pairs.json]   (or python -m ci.host_pairs)
 """
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ import json
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Optional
+
+import typer
 
 from ci.gate import run_gate
 from ci.gate_refs import RunData, resolve
@@ -118,6 +121,14 @@ def main(argv=None) -> int:
         a.json.write_text(json.dumps([asdict(p) | {"passed": p.passed, "same_commit": p.same_commit}
                                       for p in pairs], indent=1) + "\n")
     return 0 if all(p.passed for p in pairs) else 1
+
+
+def host_pairs_cmd(folder: Path = typer.Argument(..., help="a folder of one GPU kind's committed runs"),
+                   glob: str = typer.Option(PATTERN, "--glob", help="which result files are nightlies"),
+                   json_out: Optional[Path] = typer.Option(None, "--json", help="write the pairs as JSON")) -> None:
+    """Identical kernels on two hosts: every pair of nightlies on two machines, gated both ways; exit 1 when a
+    series of unchanged code blocks."""
+    raise typer.Exit(main([str(folder), "--glob", glob] + (["--json", str(json_out)] if json_out else [])))
 
 
 if __name__ == "__main__":

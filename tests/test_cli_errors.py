@@ -26,6 +26,7 @@ def one_line_error(proc, *words):
     (["detect", "--db", "mysqlx://h/db"], ["unknown database kind"]),
     (["detect", "--db", f"{PG_SERVER}/kw_does_not_exist"], ["cannot open the database", "does not exist"]),
     (["detect", "--db", "postgresql://nobody@127.0.0.1:1/x"], ["cannot open the database"]),
+    (["host-pairs", "/no/such/folder"], ["fewer than two result files match"]),
 ])
 def test_one_line_errors(tmp_path, args, words):
     one_line_error(kwatch(*args, cwd=tmp_path), *words)

@@ -41,7 +41,7 @@ def test_identical_kernels_on_two_hosts_pass_in_every_pair():
 
 @pytest.mark.slow
 def test_every_pair_on_two_machines_passes_and_only_changed_code_blocks(tmp_path, capsys):
-    """`python -m ci.host_pairs results/h200`: every pair of committed H200 nightlies whose envs name two machines
+    """`kwatch host-pairs results/h200` (here `ci.host_pairs.main`): every pair of committed H200 nightlies whose envs name two machines
     (08e103a against each v4 nightly, 3508815 against the three on another VM kernel), both ways: no series of
     unchanged code blocks; in 08e103a's pairs with a v4 nightly the ZETA selector (changed in f4b29cc) blocks in
     two directions, as it should."""
