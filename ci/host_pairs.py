@@ -1,8 +1,9 @@
-"""Identical kernels on two hosts (docs/verdict.md, "Identical kernels on two hosts"): every pair of committed
-nightlies of one GPU and software stack that ran on different machines, gated both ways with the spreads learned
-from every committed run of that folder but the candidate; a blocking series of unchanged code fails the pair.
+"""Identical kernels on two hosts (docs/verdict.md, "Identical kernels on two hosts"): every pair of nightlies of
+one GPU and software stack that ran on different machines, gated both ways with the spreads learned from every
+other run; a blocking series of unchanged code fails the pair.
 
-kwatch host-pairs results/h200 [--json pairs.json]   (or python -m ci.host_pairs)
+kwatch host-pairs results/h200 [--json pairs.json]     committed result files (or python -m ci.host_pairs)
+kwatch host-pairs --db URL [--gpu H200] [--last 8]     a team database's newest nightlies
 """
 from __future__ import annotations
 
@@ -12,13 +13,20 @@ import json
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import typer
 
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
 from ci.gate import run_gate
-from ci.gate_refs import RunData, resolve
-from db.spread_history import builder_of
+from ci.gate_refs import RunData, from_document, resolve
+from db.models import Environment, Run
+from db.queries import read_engine
+from db.series import run_document
+from db.spread_history import builder_from_session, builder_of, has_runs, learned
+from db.verdict.spread import SpreadTable
 from db.verdict import Thresholds
 from db.verdict.identity import other_host, same_judged
 
@@ -63,10 +71,38 @@ def _commit(run: RunData) -> str:
 
 
 def gate_pairs(paths: list[Path], spread_folder: Path, progress=None) -> list[Pair]:
-    """Every pair of runs (result files) of one judged GPU and software that ran on two machines, gated both ways."""
+    """Every pair of runs (result files) of one judged GPU and software that ran on two machines, gated both ways,
+    each candidate against the spreads learned from every run of spread_folder but itself."""
     builder, _ = builder_of([spread_folder])
-    runs = [(p, resolve(str(p))) for p in paths]
-    hashes = {p: _hashes(r) for p, r in runs}
+    runs = [(p.name, resolve(str(p))) for p in paths]
+    return pairs_of(runs, lambda rid: builder.table("held out", {rid}), progress)
+
+
+def db_runs(session: Session, tier: str, gpu: str, last: int) -> list[tuple[str, RunData]]:
+    """The newest `last` complete runs of a tier on GPUs whose name contains gpu, as (name, RunData), oldest first."""
+    q = (select(Run.id, Run.git_commit).join(Environment, Run.environment_id == Environment.id)
+         .where(Run.tier == tier, Run.finished_at.is_not(None), Environment.device == "cuda",
+                Environment.gpu_name.contains(gpu)).order_by(Run.started_at.desc()).limit(last))
+    rows = list(session.execute(q))[::-1]
+    return [(f"{rid[:12]} ({(commit or '?')[:7]})", from_document(rid, run_document(session, rid), "database"))
+            for rid, commit in rows]
+
+
+def db_pairs(url: str, tier: str, gpu: str, last: int, progress=None) -> list[Pair]:
+    """gate_pairs over a database's newest runs, each candidate against the committed spreads merged with what the
+    database teaches without it (as `kwatch gate --db` judges)."""
+    if not has_runs(url):
+        raise FileNotFoundError(f"no KernelWatch runs stored at {url}")
+    with Session(read_engine(url)) as s:
+        runs = db_runs(s, tier, gpu, last)
+        builder = builder_from_session(s)
+    return pairs_of(runs, lambda rid: learned(builder, {rid}), progress)
+
+
+def pairs_of(runs: list[tuple[str, RunData]], spreads: Callable[[str], SpreadTable], progress=None) -> list[Pair]:
+    """Every pair of named runs of one judged GPU and software that ran on two machines, gated both ways, the
+    candidate judged against spreads(candidate run id)."""
+    hashes = {name: _hashes(r) for name, r in runs}
     out = []
     for (pa, ra), (pb, rb) in itertools.combinations(runs, 2):
         env_a, env_b = ra.run.get("env") or {}, rb.run.get("env") or {}
@@ -75,9 +111,9 @@ def gate_pairs(paths: list[Path], spread_folder: Path, progress=None) -> list[Pa
             continue
         ha, hb = hashes[pa], hashes[pb]
         changed = {k for k in ha.keys() & hb.keys() if ha[k] != hb[k]}
-        pair = Pair(pa.name, pb.name, _commit(ra), _commit(rb), hosts, changed_impls=len(changed))
+        pair = Pair(pa, pb, _commit(ra), _commit(rb), hosts, changed_impls=len(changed))
         for base, cand in ((ra, rb), (rb, ra)):
-            r = run_gate(base, cand, Thresholds(spreads=builder.table("held out", {cand.run_id})))
+            r = run_gate(base, cand, Thresholds(spreads=spreads(cand.run_id)))
             for v in r.verdicts:
                 label = f"{v.key.label()} ({'a->b' if base is ra else 'b->a'}, {v.reason[:80]})"
                 if v.blocking:
@@ -102,15 +138,33 @@ def _line(p: Pair) -> str:
 def main(argv=None) -> int:
     """The command line: a line per pair, the tally, JSON to --json; exit 1 when any pair fails."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("folder", type=Path, help="a folder of one GPU kind's committed runs (results/h200)")
+    ap.add_argument("folder", type=Path, nargs="?", help="a folder of one GPU kind's committed runs (results/h200)")
     ap.add_argument("--glob", default=PATTERN, help=f"which result files are nightlies (default {PATTERN})")
+    ap.add_argument("--db", default=None, help="a database URL: its newest runs instead of a folder")
+    ap.add_argument("--tier", default="nightly", help="with --db: the runs' tier")
+    ap.add_argument("--gpu", default="H200", help="with --db: runs on GPUs whose name contains this")
+    ap.add_argument("--last", type=int, default=8, help="with --db: the newest this many runs")
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args(argv)
-    paths = sorted(a.folder.glob(a.glob))
-    if len(paths) < 2:
-        print(f"host_pairs: fewer than two result files match {a.folder}/{a.glob}", file=sys.stderr)
+    show = lambda p: print(_line(p), flush=True)  # noqa: E731
+    if (a.folder is None) == (a.db is None):
+        print("host_pairs: name a folder of result files or --db URL (one of them)", file=sys.stderr)
         return 2
-    pairs = gate_pairs(paths, a.folder, progress=lambda p: print(_line(p), flush=True))
+    if a.db is not None:
+        try:
+            pairs = db_pairs(a.db, a.tier, a.gpu, a.last, progress=show)
+        except FileNotFoundError as exc:
+            print(f"host_pairs: {exc}", file=sys.stderr)
+            return 2
+    else:
+        paths = sorted(a.folder.glob(a.glob))
+        if len(paths) < 2:
+            print(f"host_pairs: fewer than two result files match {a.folder}/{a.glob}", file=sys.stderr)
+            return 2
+        pairs = gate_pairs(paths, a.folder, progress=show)
+    if not pairs:
+        print("host_pairs: no two runs of one GPU and software stack on two machines", file=sys.stderr)
+        return 2
     for p in pairs:
         for s in p.unchanged_blocking:
             print(f"  blocks: {s}")
@@ -123,12 +177,18 @@ def main(argv=None) -> int:
     return 0 if all(p.passed for p in pairs) else 1
 
 
-def host_pairs_cmd(folder: Path = typer.Argument(..., help="a folder of one GPU kind's committed runs"),
+def host_pairs_cmd(folder: Optional[Path] = typer.Argument(None, help="a folder of one GPU kind's committed runs"),
                    glob: str = typer.Option(PATTERN, "--glob", help="which result files are nightlies"),
+                   db: Optional[str] = typer.Option(None, "--db", help="a database: its newest runs instead"),
+                   tier: str = typer.Option("nightly", "--tier", help="with --db: the runs' tier"),
+                   gpu: str = typer.Option("H200", "--gpu", help="with --db: GPU name contains"),
+                   last: int = typer.Option(8, "--last", help="with --db: the newest this many runs"),
                    json_out: Optional[Path] = typer.Option(None, "--json", help="write the pairs as JSON")) -> None:
     """Identical kernels on two hosts: every pair of nightlies on two machines, gated both ways; exit 1 when a
     series of unchanged code blocks."""
-    raise typer.Exit(main([str(folder), "--glob", glob] + (["--json", str(json_out)] if json_out else [])))
+    argv = ([str(folder)] if folder else []) + ["--glob", glob, "--tier", tier, "--gpu", gpu, "--last", str(last)]
+    argv += (["--db", db] if db else []) + (["--json", str(json_out)] if json_out else [])
+    raise typer.Exit(main(argv))
 
 
 if __name__ == "__main__":
