@@ -69,3 +69,33 @@ def test_a_host_difference_fails_its_pairs(tmp_path):
     assert failed and all("nightly_v4_353e003.json.gz" in (p["a"], p["b"]) for p in failed)
     assert all("torch_gelu_exact" in s and "persist" in s for p in failed for s in p["unchanged_blocking"])
     assert any(p["passed"] and p["vanished"] for p in pairs)  # the 18175d6 extract
+
+
+@pytest.mark.slow
+def test_one_commit_on_two_h100_hosts_passes_only_where_the_machines_are_known_apart(tmp_path):
+    """Three nightlies of 1661801 on two H100 hosts (the pair on one, the extract on GPU cc438bfd) whose envs are equal
+    field for field (no gpu_uuid before 4fcddea): taken for one machine, there is no pair on two machines and the
+    gate blocks unchanged code; with each file's GPU named (a copy), both one-commit pairs pass."""
+    import gzip
+    import shutil
+
+    from db.verdict.identity import other_host
+
+    names = ["nightly_v4_1661801.json.gz", "nightly_v4_1661801_b.json.gz", "nightly_v4_1661801_c_extract.json.gz"]
+    for n in names:
+        shutil.copy(ROOT / "results/h100" / n, tmp_path / n)
+    docs = {n: json.loads(gzip.open(tmp_path / n).read()) for n in names}
+    assert other_host(docs[names[0]]["run"]["env"], docs[names[2]]["run"]["env"]) == ""
+    assert main([str(tmp_path)]) == 2  # nothing to pair: one machine, as far as the files say
+    # the files' own gate across the hosts blocks series of unchanged code (the hosts differ 8-59 % on them)
+    r = run_gate(resolve(str(tmp_path / names[2])), resolve(str(tmp_path / names[0])), Thresholds())
+    assert r.failed and all(v.key.technique in ("attention_dense", "gemm_fp32_emulation", "needle_retrieval",
+                                                "decode_step") for v in r.verdicts if v.blocking)
+    for n, gpu in zip(names, ["GPU-pair-host", "GPU-pair-host", "GPU-cc438bfd-252f-645e-f065-7449fc97d0d1"]):
+        docs[n]["run"]["env"]["gpu_uuid"] = gpu
+        with gzip.open(tmp_path / n, "wt") as f:
+            json.dump(docs[n], f)
+    out = tmp_path / "pairs.json"
+    assert main([str(tmp_path), "--json", str(out)]) == 0
+    pairs = json.loads(out.read_text())
+    assert len(pairs) == 2 and all(p["same_commit"] and p["passed"] and p["other_machine"] for p in pairs)
