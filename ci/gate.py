@@ -21,7 +21,9 @@ from db.engine import open_db
 from db.spread_history import table_for_url
 from db.models_ci import GateReport
 from db.verdict import Thresholds, interleaved, judge
-from db.verdict.identity import difference, hardware_differs, other_host
+from db.verdict import rules as R
+from db.verdict.identity import difference, hardware_differs, host_unknown, other_host
+from db.verdict.two_hosts import same_code
 from db.verdict.judge import samples_comparison, settle
 
 console = Console(stderr=True)
@@ -54,6 +56,11 @@ class GateResult:
     def other_host(self) -> str:
         """How the two runs' machines differ ('' for one host, or where they did not record it)."""
         return other_host(self.baseline.run.get("env") or {}, self.candidate.run.get("env") or {})
+
+    @property
+    def host_unknown(self) -> str:
+        """Why runs taken for one machine may be two ('' where both name their GPU, or they differ on record)."""
+        return host_unknown(self.baseline.run.get("env") or {}, self.candidate.run.get("env") or {})
 
     @property
     def nothing_compared(self) -> str:
@@ -193,9 +200,12 @@ def run_gate(baseline: RunData, candidate: RunData, th: Thresholds = Thresholds(
     ab = interleaved(baseline.run, candidate.run)  # one A/B job: judged on its own spread
     verdicts, by_key = [], {}
     host = other_host(baseline.run.get("env") or {}, candidate.run.get("env") or {})
+    unknown = host_unknown(baseline.run.get("env") or {}, candidate.run.get("env") or {})
     for key, base, cand, other_machine in pairs:
         v = judge(base, cand, th, key, other_machine, ab, host)
         v.muted = matching_mute(key, list(mutes))
+        if unknown and base is not None and v.status in (R.REGRESSED, R.IMPROVED) and same_code(base, cand):
+            v.flags.append(f"{unknown}: a change of unchanged code may be the host's, not the code's")
         verdicts.append(v)
         by_key[key] = (base, cand)
     result = GateResult(baseline, candidate, th, verdicts, dropped, n_shared=sum(b is not None for _, b, _, _ in pairs))

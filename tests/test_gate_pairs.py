@@ -11,6 +11,7 @@ import pytest
 
 from ci.gate import run_gate
 from ci.host_pairs import main
+from ci.report_gate import to_markdown
 from ci.gate_refs import resolve
 from db.spread_history import builder_of
 from db.verdict import Thresholds
@@ -91,6 +92,9 @@ def test_one_commit_on_two_h100_hosts_passes_only_where_the_machines_are_known_a
     r = run_gate(resolve(str(tmp_path / names[2])), resolve(str(tmp_path / names[0])), Thresholds())
     assert r.failed and all(v.key.technique in ("attention_dense", "gemm_fp32_emulation", "needle_retrieval",
                                                 "decode_step") for v in r.verdicts if v.blocking)
+    # and says so: every blocking row, and the first screen, name the machine as not recorded
+    assert all(any(f.startswith("machine not recorded") for f in v.flags) for v in r.verdicts if v.blocking)
+    assert "machine not recorded (no GPU UUID in the baseline and candidate" in to_markdown(r)
     for n, gpu in zip(names, ["GPU-pair-host", "GPU-pair-host", "GPU-cc438bfd-252f-645e-f065-7449fc97d0d1"]):
         docs[n]["run"]["env"]["gpu_uuid"] = gpu
         with gzip.open(tmp_path / n, "wt") as f:

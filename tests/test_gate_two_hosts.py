@@ -12,7 +12,7 @@ import pytest
 from ci.gate import run_gate
 from ci.gate_refs import from_document, load_document
 from ci.report_gate import first_screen
-from db.verdict.identity import HOST_FIELDS, other_host
+from db.verdict.identity import HOST_FIELDS, host_unknown, other_host
 from tests.conftest import ROOT
 
 H100 = ROOT / "results/h100"
@@ -94,6 +94,9 @@ def test_one_host_keeps_the_gate_as_it_was(docs):
             r["samples"] = [x * 1.10 for x in r["samples"]]
     r = run_gate(side(a), side(b, change=slower))
     assert not r.other_host and "/".join(series) in blocking(r)
+    # neither run names its GPU (before 4fcddea): the blocking row says another host is not ruled out
+    v = next(v for v in r.verdicts if v.key.label() == "/".join(series))
+    assert any(f.startswith("machine not recorded (no GPU UUID in the baseline and candidate") for f in v.flags)
 
 
 def test_machine_fields_compare_only_where_both_runs_recorded_them():
@@ -102,6 +105,9 @@ def test_machine_fields_compare_only_where_both_runs_recorded_them():
     assert other_host({**gpu, "gpu_uuid": "GPU-1"}, {**gpu, "gpu_uuid": "GPU-2"}) == "GPU GPU-1 -> GPU-2"
     assert other_host({**gpu, "gpu_uuid": "GPU-1"}, gpu) == ""  # one side did not record it
     assert other_host(gpu, {**gpu, "cpu": "EPYC"}) == "CPU Xeon -> EPYC"
+    assert "candidate" in host_unknown({**gpu, "gpu_uuid": "GPU-1"}, gpu)  # one machine on record, not known
+    assert host_unknown({**gpu, "gpu_uuid": "GPU-1"}, {**gpu, "gpu_uuid": "GPU-1"}) == ""  # known: one GPU
+    assert host_unknown(gpu, {**gpu, "cpu": "EPYC"}) == ""  # known: two machines (other_host says so)
     cpu = {"device": "cpu", "os": "Linux-a"}
     assert other_host(cpu, {**cpu, "os": "Linux-b"}) == ""  # host-timer timings are not gated anyway
 

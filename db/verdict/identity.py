@@ -56,3 +56,17 @@ def other_host(env_a: dict, env_b: dict) -> str:
     out = [f"{label} {str(a[k])[:48]} -> {str(b[k])[:48]}" for k, label in HOST_FIELDS
            if a.get(k) and b.get(k) and a[k] != b[k]]
     return ", ".join(out)
+
+
+def host_unknown(env_a: dict, env_b: dict) -> str:
+    """Why two GPU runs that `other_host` takes for one machine may still be two ('' where both name their GPU
+    by UUID, or either is no GPU run): a run before gpu_uuid was recorded (4fcddea) can sit on another host of
+    the same VM kernel and CPU string (results/h100/README.md: three nightlies of 1661801 on two hosts)."""
+    a, b = env_a or {}, env_b or {}
+    if a.get("device") != "cuda" or b.get("device") != "cuda" or other_host(a, b):
+        return ""
+    if a.get("gpu_uuid") and b.get("gpu_uuid"):
+        return ""
+    sides = [s for s, e in (("baseline", a), ("candidate", b)) if not e.get("gpu_uuid")]
+    return (f"machine not recorded (no GPU UUID in the {' and '.join(sides)}, a run before 4fcddea): "
+            "another host of the same VM kernel and CPU is not ruled out")
