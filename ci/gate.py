@@ -21,9 +21,7 @@ from db.engine import open_db
 from db.spread_history import table_for_url
 from db.models_ci import GateReport
 from db.verdict import Thresholds, interleaved, judge
-from db.verdict import rules as R
 from db.verdict.identity import difference, hardware_differs, host_unknown, other_host
-from db.verdict.two_hosts import same_code
 from db.verdict.judge import samples_comparison, settle
 
 console = Console(stderr=True)
@@ -199,13 +197,11 @@ def run_gate(baseline: RunData, candidate: RunData, th: Thresholds = Thresholds(
     pairs, dropped = pair_rows(baseline, candidate)
     ab = interleaved(baseline.run, candidate.run)  # one A/B job: judged on its own spread
     verdicts, by_key = [], {}
-    host = other_host(baseline.run.get("env") or {}, candidate.run.get("env") or {})
-    unknown = host_unknown(baseline.run.get("env") or {}, candidate.run.get("env") or {})
+    env_b, env_c = baseline.run.get("env") or {}, candidate.run.get("env") or {}
+    host, unknown = other_host(env_b, env_c), host_unknown(env_b, env_c)
     for key, base, cand, other_machine in pairs:
-        v = judge(base, cand, th, key, other_machine, ab, host)
+        v = judge(base, cand, th, key, other_machine, ab, host, unknown)
         v.muted = matching_mute(key, list(mutes))
-        if unknown and base is not None and v.status in (R.REGRESSED, R.IMPROVED) and same_code(base, cand):
-            v.flags.append(f"{unknown}: a change of unchanged code may be the host's, not the code's")
         verdicts.append(v)
         by_key[key] = (base, cand)
     result = GateResult(baseline, candidate, th, verdicts, dropped, n_shared=sum(b is not None for _, b, _, _ in pairs))

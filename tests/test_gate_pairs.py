@@ -4,17 +4,20 @@ nightly of 08e103a (another host, the ZETA selector changed) against each, throu
 blocks."""
 from __future__ import annotations
 
+import gzip
 import itertools
 import json
+import shutil
 
 import pytest
 
 from ci.gate import run_gate
+from ci.gate_refs import resolve
 from ci.host_pairs import main
 from ci.report_gate import to_markdown
-from ci.gate_refs import resolve
 from db.spread_history import builder_of
 from db.verdict import Thresholds
+from db.verdict.identity import other_host
 from tests.conftest import ROOT
 
 H200 = ROOT / "results/h200"
@@ -77,11 +80,6 @@ def test_one_commit_on_two_h100_hosts_passes_only_where_the_machines_are_known_a
     """Three nightlies of 1661801 on two H100 hosts (the pair on one, the extract on GPU cc438bfd) whose envs are equal
     field for field (no gpu_uuid before 4fcddea): taken for one machine, there is no pair on two machines and the
     gate blocks unchanged code; with each file's GPU named (a copy), both one-commit pairs pass."""
-    import gzip
-    import shutil
-
-    from db.verdict.identity import other_host
-
     names = ["nightly_v4_1661801.json.gz", "nightly_v4_1661801_b.json.gz", "nightly_v4_1661801_c_extract.json.gz"]
     for n in names:
         shutil.copy(ROOT / "results/h100" / n, tmp_path / n)

@@ -12,7 +12,7 @@ from db.verdict.counts import counts_of
 from db.verdict.spread import TimingSpread
 from db.verdict.spread import key_of as spread_key
 from db.verdict.stats import FISHER_MAX, Comparison, compare_counts, compare_rates, compare_samples, finite, n_samples
-from db.verdict.two_hosts import judge_other_host
+from db.verdict.two_hosts import judge_other_host, note_host_unknown
 from suite.registry import known_failure, time_depends_on_data
 
 
@@ -338,10 +338,11 @@ def _value(v: Verdict, base: dict, cand: dict) -> None:
 
 
 def judge(baseline: Optional[dict], candidate: dict, th: R.Thresholds = R.Thresholds(), key: Any = None,
-          other_machine: bool = False, ab: bool = False, other_host: str = "") -> Verdict:
+          other_machine: bool = False, ab: bool = False, other_host: str = "", host_unknown: str = "") -> Verdict:
     """The verdict on one candidate row against its baseline row (None when there is none); ab: the
     two rows are the sides of one interleaved A/B (db.verdict.ab.interleaved on their runs); other_host:
-    how the two runs' machines differ (db.verdict.identity.other_host), '' for one host or unknown."""
+    how the two runs' machines differ (db.verdict.identity.other_host), '' for one host or unknown;
+    host_unknown: why one machine on record may be two (db.verdict.identity.host_unknown), a caveat only."""
     cand, base = candidate, baseline
     kind = R.metric_kind(cand["metric"], cand.get("unit", ""))
     v = Verdict(R.STABLE, kind, cand.get("unit", ""), cand.get("direction", "lower"),
@@ -380,4 +381,5 @@ def judge(baseline: Optional[dict], candidate: dict, th: R.Thresholds = R.Thresh
         _count(v, base, cand, th)
     else:
         _value(v, base, cand)
+    note_host_unknown(v, base, cand, host_unknown)
     return v

@@ -1,6 +1,8 @@
 """The two-host rule: a timing change of code that did not change, between two machines, is the machines'."""
 from __future__ import annotations
 
+from typing import Optional
+
 from db.verdict import rules as R
 
 
@@ -21,3 +23,10 @@ def judge_other_host(v, base: dict, cand: dict, other_host: str) -> None:
     v.reason = (f"another machine: {v.change:+.1%} on unchanged code (the same implementation hash, software and "
                 f"protocol) measured on another host ({other_host}) is the machine's difference, not the code's; "
                 f"re-measure both on one host (kwatch gate --ab); first: {v.reason}")
+
+
+def note_host_unknown(v, base: Optional[dict], cand: dict, host_unknown: str) -> None:
+    """Runs taken for one machine that may be two (db.verdict.identity.host_unknown): a changed series of unchanged
+    code keeps its verdict and carries the caveat."""
+    if host_unknown and base is not None and v.status in (R.REGRESSED, R.IMPROVED) and same_code(base, cand):
+        v.flags.append(f"{host_unknown}: a change of unchanged code may be the host's, not the code's")
