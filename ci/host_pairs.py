@@ -168,10 +168,13 @@ def main(argv=None) -> int:
         for s in p.unchanged_blocking:
             print(f"  blocks: {s}")
     one = [p for p in pairs if p.same_commit]
+    same_code = [p for p in pairs if not p.changed_impls]
     print(f"{sum(p.passed for p in pairs)} of {len(pairs)} pairs on two machines pass "
-          f"({sum(p.passed for p in one)} of {len(one)} pairs of one commit)")
+          f"({sum(p.passed for p in one)} of {len(one)} pairs of one commit; {sum(p.passed for p in same_code)} of "
+          f"{len(same_code)} pairs of identical kernels, no implementation's hash differs)")
     if a.json:
-        a.json.write_text(json.dumps([asdict(p) | {"passed": p.passed, "same_commit": p.same_commit}
+        a.json.write_text(json.dumps([asdict(p) | {"passed": p.passed, "same_commit": p.same_commit,
+                                                   "identical_kernels": not p.changed_impls}
                                       for p in pairs], indent=1) + "\n")
     return 0 if all(p.passed for p in pairs) else 1
 

@@ -58,6 +58,8 @@ def test_every_pair_on_two_machines_passes_and_only_changed_code_blocks(tmp_path
     changed = [s for p in pairs for s in p["changed_blocking"]]
     assert changed and all("zeta_morton" in s for s in changed), changed
     assert sum("zeta_morton" in s for p in pairs if FRESH.name in (p["a"], p["b"]) for s in p["changed_blocking"]) == 2
+    assert sum(p["identical_kernels"] for p in pairs) >= 2  # 3508815 against 905ed2f and cef2892
+    assert all(p["identical_kernels"] == (p["changed_impls"] == 0) for p in pairs)
     assert "pairs on two machines pass" in capsys.readouterr().out
 
 
