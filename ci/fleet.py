@@ -58,6 +58,25 @@ def queue_of(label: str) -> str:
     return f"kwatch.{label}"
 
 
+def listeners(broker: Optional[str], label: str) -> Optional[int]:
+    """How many workers consume a label's queue now (RabbitMQ's consumer count; 0 for a queue nobody declared);
+    None without a broker or when the broker cannot be asked."""
+    if broker is None:
+        return None
+    import kombu
+    from amqp.exceptions import NotFound
+
+    try:
+        with kombu.Connection(broker, connect_timeout=5) as conn:
+            conn.ensure_connection(max_retries=0)  # one try: default_channel alone retries for seconds
+            try:
+                return conn.default_channel.queue_declare(queue=queue_of(label), passive=True).consumer_count
+            except NotFound:
+                return 0
+    except Exception:  # an unreachable broker: the count is unknown, the wait goes on by its timeout
+        return None
+
+
 def make_app(broker: Optional[str]) -> Celery:
     """The Celery app: late acknowledgement, one message at a time, redelivery after a lost worker."""
     app = Celery("kwatch", broker=broker or "memory://")

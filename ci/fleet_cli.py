@@ -88,6 +88,9 @@ def nightly_fleet_cmd(labels: str = typer.Option("h100,h200", "--labels", help="
                       ref: Optional[str] = typer.Option(None, "--ref", help="git ref the workers measure"),
                       tier: str = typer.Option("nightly", "--tier"), technique: Optional[list[str]] = TECH,
                       wait_timeout: float = typer.Option(3600.0, "--wait-timeout", help="seconds to wait for the jobs"),
+                      unserved_after: float = typer.Option(
+                          300.0, "--unserved-after",
+                          help="stop waiting for a label whose queue no worker has listened to for this many seconds"),
                       out_dir: Path = typer.Option(Path("nightly-report"), "--out-dir"),
                       db: Optional[str] = DB, broker: Optional[str] = BROKER) -> None:
     """The nightly through the fleet: one job per label, one report when all are done or failed; exit 1 on news."""
@@ -102,8 +105,8 @@ def nightly_fleet_cmd(labels: str = typer.Option("h100,h200", "--labels", help="
             fan_out(db, broker_url(broker), labels_of(labels), batch, spec)
         except FleetError as exc:
             _refuse("nightly-fleet", exc)
-    rows = wait(db, batch, wait_timeout)
-    code = report(db, batch, rows, out_dir)
+    rows, unserved = wait(db, batch, wait_timeout, broker=broker_url(broker), unserved_s=unserved_after)
+    code = report(db, batch, rows, out_dir, frozenset(unserved))
     print((out_dir / "nightly.md").read_text())
     raise typer.Exit(code)
 

@@ -1,6 +1,6 @@
 """The nightly through the fleet: one job per hardware label (default every GPU label of the fleet),
-then one report when every job of the night is done or failed (a label with no worker is reported as
-not run when the wait ends): each label's nightly, and the GPUs side by side (db/hardware.py), a
+then one report when every job of the night is done or failed (a label whose queue no worker has listened
+to for --unserved-after seconds is reported as not run without waiting out the timeout): each label's nightly, and the GPUs side by side (db/hardware.py), a
 quality metric that differs between two GPUs failing the night like a regression."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from ci.fleet import jobs, submit
+from ci.fleet import jobs, listeners, queue_of, submit
 from ci.nightly import nightly
 from db.engine import open_db
 from db.hardware import compare
@@ -45,23 +45,37 @@ def across(docs: dict[str, dict]) -> tuple[str, int]:
     return "\n".join(parts) + ("\n" if parts else ""), code
 
 
-def wait(db: Optional[str], batch: str, timeout_s: float, poll_s: float = 5.0) -> list:
-    """The batch's jobs once all are finished, or as they stand when timeout_s has passed."""
-    deadline = time.monotonic() + timeout_s
+def wait(db: Optional[str], batch: str, timeout_s: float, poll_s: float = 5.0, broker: Optional[str] = None,
+         unserved_s: float = 300.0) -> tuple[list, set[str]]:
+    """The batch's jobs once every one is finished or still queued on a label no worker has listened to for
+    unserved_s seconds (asked of the broker), or as they stand when timeout_s has passed; and those labels."""
+    deadline, start = time.monotonic() + timeout_s, time.monotonic()
+    heard: dict[str, float] = {}  # label -> when a worker last listened to its queue (or the wait began)
     while True:
         rows = jobs(db, batch, limit=10_000)
-        if (rows and all(j.status in FINISHED for j in rows)) or time.monotonic() >= deadline:
-            return rows
+        t = time.monotonic()
+        unserved = set()
+        for label in {j.label for j in rows if j.status == "queued"}:
+            n = listeners(broker, label)
+            if n is None or n > 0:
+                heard[label] = t
+            elif t - heard.get(label, start) >= unserved_s:
+                unserved.add(label)
+        pending = [j for j in rows if j.status not in FINISHED and j.label not in unserved]
+        if (rows and not pending) or t >= deadline:
+            return rows, unserved
         time.sleep(poll_s)
 
 
-def report(db: Optional[str], batch: str, rows: list, out_dir: Path) -> int:
-    """Each stored run's nightly report under out_dir/<label>/ and one nightly.md over the batch; exit code."""
+def report(db: Optional[str], batch: str, rows: list, out_dir: Path, unserved: frozenset = frozenset()) -> int:
+    """Each stored run's nightly report under out_dir/<label>/ and one nightly.md over the batch (labels in
+    unserved: no worker listened to their queue); exit code."""
     out_dir.mkdir(parents=True, exist_ok=True)
     parts, code = [f"# Nightly {batch}\n", "| label | job | status | run | error |", "|---|---|---|---|---|"], 0
     sections, docs = [], {}
     for j in sorted(rows, key=lambda j: j.label):
-        err = " ".join((j.error or "").split())[:300] if j.status != "queued" else "no worker took it"
+        err = " ".join((j.error or "").split())[:300] if j.status != "queued" else "no worker took it" + (
+            f" (no worker listens on {queue_of(j.label)})" if j.label in unserved else "")
         parts.append(f"| {j.label} | `{j.id[:12]}` | {j.status} | `{(j.run_id or '')[:12]}` | {err} |")
         if j.status != "done":
             code = 1

@@ -162,12 +162,12 @@ def test_the_nightly_fans_out_per_label_and_reports_once_with_the_label_nobody_s
     served, unserved = f"cpu-n-{fleet.tag}", f"b200-{fleet.tag}"
     try:
         out = kwatch("nightly-fleet", "--labels", f"{served},{unserved}", "--tier", "smoke", "-t", "fleet_gemm",
-                     "--batch", f"night-{fleet.tag}", "--wait-timeout", "90", "--out-dir", str(tmp_path / "report"),
-                     "--db", pg_url, "--broker", BROKER, env=FIXTURE)
+                     "--batch", f"night-{fleet.tag}", "--wait-timeout", "600", "--unserved-after", "15",
+                     "--out-dir", str(tmp_path / "report"), "--db", pg_url, "--broker", BROKER, env=FIXTURE)
         md = (tmp_path / "report" / "nightly.md").read_text()
         assert out.returncode == 1, out.stdout + out.stderr  # a label's job never ran
         assert f"| {served} |" in md and "| done |" in md
-        assert f"| {unserved} |" in md and "no worker took it" in md
+        assert f"| {unserved} |" in md and f"no worker took it (no worker listens on kwatch.{unserved})" in md
         assert (tmp_path / "report" / served / "nightly.md").is_file()
     finally:
         import kombu
@@ -176,3 +176,25 @@ def test_the_nightly_fans_out_per_label_and_reports_once_with_the_label_nobody_s
 
         with kombu.Connection(BROKER) as c:
             c.default_channel.queue_delete(queue_of(unserved))
+
+
+def test_listeners_counts_the_workers_on_a_labels_queue():
+    """RabbitMQ's consumer count: 0 for a queue nobody declared, 1 with one consumer, None without a broker or
+    with one that cannot be reached (the nightly's wait then goes on by its timeout)."""
+    import kombu
+
+    from ci.fleet import listeners, queue_of
+
+    label = f"listen-{uuid.uuid4().hex[:8]}"
+    assert listeners(BROKER, label) == 0
+    assert listeners(None, label) is None
+    assert listeners("amqp://guest:guest@127.0.0.1:1//", label) is None
+    with kombu.Connection(BROKER) as c:
+        q = kombu.Queue(queue_of(label), channel=c.default_channel, auto_delete=True)
+        q.declare()
+        try:
+            assert listeners(BROKER, label) == 0  # declared, nobody consuming
+            with kombu.Consumer(c, [q], callbacks=[lambda body, msg: None]):
+                assert listeners(BROKER, label) == 1
+        finally:
+            q.delete()
