@@ -28,8 +28,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from scipy.stats import t as student_t
-
 PRIOR_DF = 2.0  # weight of the protocol floor against a series' own history, in degrees of freedom
 # A series with at least OWN_DF degrees of freedom of same-code history is judged on its own spread even
 # where that is narrower than the protocol's floor, moderated towards QUIET_PRIOR (not the floor: the
@@ -156,6 +154,8 @@ class SpreadTable:
 @lru_cache(maxsize=256)
 def _quantile(nu: float) -> float:
     """Student-t quantile at 1 - TAIL on nu degrees of freedom (one per history length, not per verdict)."""
+    from scipy.stats import t as student_t  # 0.6 s to import: only where a quantile is needed
+
     return float(student_t.ppf(1 - TAIL, nu))
 
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
-from scipy.stats import binomtest, fisher_exact
 
 FISHER_MAX = 100_000
 Z95 = 1.959964
@@ -159,6 +158,8 @@ def proportion_p(k1: int, n1: int, k2: int, n2: int) -> float:
         if se == 0:
             return 1.0
         return math.erfc(abs(k1 / n1 - k2 / n2) / se / math.sqrt(2.0))
+    from scipy.stats import fisher_exact  # scipy.stats takes 0.6 s to import: only where a test runs
+
     return float(fisher_exact([[k1, n1 - k1], [k2, n2 - k2]]).pvalue)
 
 
@@ -185,6 +186,8 @@ def compare_rates(kb: int, kc: int, direction: str, alpha: float, min_effect: fl
     at 1/2) and a minimum relative change."""
     sign = 1.0 if direction == "lower" else -1.0
     change = (kc - kb) / kb if kb else (math.inf if kc else 0.0)
+    from scipy.stats import binomtest
+
     p = float(binomtest(kc, kb + kc, 0.5).pvalue) if kb + kc else 1.0
     worse = sign * change
     outcome = ("regressed" if p < alpha and worse >= min_effect else
