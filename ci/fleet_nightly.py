@@ -4,6 +4,7 @@ to for --unserved-after seconds is reported as not run without waiting out the t
 quality metric that differs between two GPUs failing the night like a regression."""
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Optional
@@ -51,6 +52,7 @@ def wait(db: Optional[str], batch: str, timeout_s: float, poll_s: float = 5.0, b
     unserved_s seconds (asked of the broker), or as they stand when timeout_s has passed; and those labels."""
     deadline, start = time.monotonic() + timeout_s, time.monotonic()
     heard: dict[str, float] = {}  # label -> when a worker last listened to its queue (or the wait began)
+    shown = None
     while True:
         rows = jobs(db, batch, limit=10_000)
         t = time.monotonic()
@@ -62,6 +64,11 @@ def wait(db: Optional[str], batch: str, timeout_s: float, poll_s: float = 5.0, b
             elif t - heard.get(label, start) >= unserved_s:
                 unserved.add(label)
         pending = [j for j in rows if j.status not in FINISHED and j.label not in unserved]
+        state = ", ".join(f"{j.label} {j.status}" + (" (no worker listens)" if j.label in unserved else "")
+                          for j in sorted(rows, key=lambda j: j.label))
+        if state != shown:  # a line on stderr whenever a job's state changes: the wait may last hours
+            print(f"nightly-fleet: {int(t - start)} s: {state or 'no jobs yet'}", file=sys.stderr, flush=True)
+            shown = state
         if (rows and not pending) or t >= deadline:
             return rows, unserved
         time.sleep(poll_s)

@@ -168,6 +168,7 @@ def test_the_nightly_fans_out_per_label_and_reports_once_with_the_label_nobody_s
         assert out.returncode == 1, out.stdout + out.stderr  # a label's job never ran
         assert f"| {served} |" in md and "| done |" in md
         assert f"| {unserved} |" in md and f"no worker took it (no worker listens on kwatch.{unserved})" in md
+        assert f"{unserved} queued (no worker listens), {served} done" in out.stderr  # the wait's progress lines
         assert (tmp_path / "report" / served / "nightly.md").is_file()
     finally:
         import kombu
