@@ -98,14 +98,15 @@ def nightly_fleet_cmd(labels: str = typer.Option("h100,h200", "--labels", help="
     from ci.fleet_nightly import fan_out, report, wait
 
     batch = batch or f"nightly-{datetime.now(timezone.utc):%Y-%m-%d}"
-    if submit_jobs:
-        spec = {"tier": tier, "techniques": technique or [], "impls": [], "cases": [], "ref": ref, "timeout_s": 600.0}
-        try:
+    spec = {"tier": tier, "techniques": technique or [], "impls": [], "cases": [], "ref": ref, "timeout_s": 600.0}
+    try:
+        url = broker_url(broker)
+        if submit_jobs:
             check_spec(spec)
-            fan_out(db, broker_url(broker), labels_of(labels), batch, spec)
-        except FleetError as exc:
-            _refuse("nightly-fleet", exc)
-    rows, unserved = wait(db, batch, wait_timeout, broker=broker_url(broker), unserved_s=unserved_after)
+            fan_out(db, url, labels_of(labels), batch, spec)
+    except FleetError as exc:
+        _refuse("nightly-fleet", exc)
+    rows, unserved = wait(db, batch, wait_timeout, broker=url, unserved_s=unserved_after)
     code = report(db, batch, rows, out_dir, frozenset(unserved))
     print((out_dir / "nightly.md").read_text())
     raise typer.Exit(code)

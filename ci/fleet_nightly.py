@@ -1,7 +1,8 @@
 """The nightly through the fleet: one job per hardware label (default every GPU label of the fleet),
-then one report when every job of the night is done or failed (a label whose queue no worker has listened
-to for --unserved-after seconds is reported as not run without waiting out the timeout): each label's nightly, and the GPUs side by side (db/hardware.py), a
-quality metric that differs between two GPUs failing the night like a regression."""
+then one report when every job of the night is done or failed (a label whose queue no worker has
+listened to for --unserved-after seconds is reported as not run without waiting out the timeout):
+each label's nightly, and the GPUs side by side (db/hardware.py), a quality metric that differs
+between two GPUs failing the night like a regression."""
 from __future__ import annotations
 
 import sys

@@ -205,7 +205,8 @@ def first_screen(result) -> list[str]:
     if result.other_host:
         out.append(f"- baseline and candidate ran on different machines ({md_text(result.other_host)}): a timing "
                    "change of unchanged code is the machine's, shown as ambiguous; re-measure on one host (`kwatch gate --ab`)")
-    elif result.host_unknown and any(v.blocking for v in result.verdicts):
+    elif result.host_unknown and any(v.blocking and any(f.startswith(result.host_unknown) for f in v.flags)
+                                     for v in result.verdicts):  # the caveat judge put on unchanged code
         out.append(f"- {md_text(result.host_unknown)}: a blocking series of unchanged code may be the host's; "
                    "re-measure on one host (`kwatch gate --ab`)")
     removed = [m for m in result.missing if not m.blocking]

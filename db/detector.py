@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -94,6 +95,14 @@ def nights_needed(m: int, s: DetectorSettings) -> int:
     return c
 
 
+@lru_cache(maxsize=64)
+def _t_quantile(q: float, df: int) -> float:
+    """Student-t quantile (one per reference length, not per series-night)."""
+    from scipy.stats import t as student_t  # 0.6 s to import: only where the short rule runs
+
+    return float(student_t.ppf(q, df))
+
+
 def _short_rule(logs: np.ndarray, base: int, n: int, s: DetectorSettings) -> Change | None:
     """A new level of confirm nights against a short reference (min_short to min_ref - 1 nights): every
     new night beyond every reference night and beyond the reference median by the t prediction bound."""
@@ -103,9 +112,7 @@ def _short_rule(logs: np.ndarray, base: int, n: int, s: DetectorSettings) -> Cha
         return None
     a, ref = logs[k:n + 1], logs[base:k]
     sd = float(np.std(ref, ddof=1))
-    from scipy.stats import t as student_t  # 0.6 s to import: only where the short rule runs
-
-    bound = max(math.log1p(s.short_min_rel), float(student_t.ppf(s.short_q, m - 1)) * sd * math.sqrt(1 + 1 / m))
+    bound = max(math.log1p(s.short_min_rel), _t_quantile(s.short_q, m - 1) * sd * math.sqrt(1 + 1 / m))
     mid = float(np.median(ref))
     if not ((a.min() > ref.max() and a.min() - mid >= bound) or (a.max() < ref.min() and mid - a.max() >= bound)):
         return None
